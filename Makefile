@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Cross Memory Attach overlay: unpacks the Debian linux-source-6.12 tarball,
+# lays this repository's files and patches/series on it, builds the kernels
+# out of tree, boots them under QEMU and runs the tests.  `make help` lists
+# the targets.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+BASE_TAR ?= /usr/src/linux-source-6.12.tar.xz
+B        := $(CURDIR)/build
+PRISTINE := $(B)/pristine
+JOBS     ?= $(shell nproc)
+VM       := $(CURDIR)/tools/testing/vm-run
+QUICK    ?=
+
+# Directories of this repository that are laid over the kernel tree.
+OVERLAY_DIRS := Documentation include kernel mm tools
+OVERLAY      := $(shell find $(OVERLAY_DIRS) -type f 2>/dev/null)
+PATCHES      := patches/series $(wildcard patches/*.patch)
+
+export CCACHE_DIR ?= $(HOME)/.cache/ccache
+export CCACHE_BASEDIR := $(B)
+KMAKE = $(MAKE) -s -C $(1)/src O=$(1)/obj CC="ccache gcc" -j$(JOBS)
+
+# ours: base + overlay + patches; stock: base only (the reference);
+# debug: ours with KASAN, lockdep and DEBUG_VM.
+BZ_ours  := $(B)/ours/obj/arch/x86/boot/bzImage
+BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
+BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
+SELFTESTS := $(B)/selftests/process_vm/.stamp
+
+.PHONY: help deps tree kernel stock debug kernels headers selftests run check \
+	stress bench patches clean distclean
+
+help:
+	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
+	@echo '  make run        build what is missing, boot our kernel, demo + bandwidth table'
+	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit, patches'
+	@echo '  make stress     stress + fuzz run in the debug (KASAN/lockdep) kernel'
+	@echo '  make bench      benchmark host / stock VM / ours VM (QUICK=1 for a short run)'
+	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict'
+	@echo '  make kernel | stock | debug   build one kernel (build/<name>/obj)'
+	@echo '  make selftests  build tools/testing/selftests/process_vm'
+	@echo '  make deps       install the Debian packages the build needs (root)'
+	@echo '  make clean      remove kernel objects, keep the unpacked base and ccache'
+	@echo '  make distclean  remove build/ and out/'
+	@echo 'Boot a kernel yourself: tools/testing/vm-run --kernel ours|stock|debug -- CMD'
+
+deps:
+	@scripts/cma/deps
+
+$(PRISTINE)/.stamp: | deps
+	rm -rf $(PRISTINE) && mkdir -p $(PRISTINE)
+	tar -xJf $(BASE_TAR) -C $(PRISTINE) --strip-components=1
+	$(MAKE) -s -C $(PRISTINE) kernelversion > $(B)/base-version
+	touch $@
+
+# The source trees share unchanged files with the pristine base by hard
+# link; rsync and patch replace files rather than write into them.
+tree: $(B)/ours/src/.stamp
+$(B)/ours/src/.stamp: $(PRISTINE)/.stamp $(OVERLAY) $(PATCHES)
+	scripts/cma/prepare-tree $(PRISTINE) $(B)/ours/src $(OVERLAY_DIRS)
+	touch $@
+$(B)/stock/src/.stamp: $(PRISTINE)/.stamp
+	rm -rf $(B)/stock/src && cp -al $(PRISTINE) $(B)/stock/src
+	touch $@
+
+$(B)/ours/obj/.config: $(B)/ours/src/.stamp kernel/configs/cma.config
+	mkdir -p $(@D) && rm -f $@
+	$(call KMAKE,$(B)/ours) tinyconfig cma.config
+$(B)/stock/obj/.config: $(B)/stock/src/.stamp $(B)/ours/obj/.config
+	mkdir -p $(@D)
+	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $(B)/ours/obj/.config > $@
+	$(call KMAKE,$(B)/stock) olddefconfig
+$(B)/debug/obj/.config: $(B)/ours/obj/.config kernel/configs/cma-debug.config
+	mkdir -p $(B)/debug/obj && ln -sfn ../ours/src $(B)/debug/src
+	cp $(B)/ours/obj/.config $@
+	$(B)/ours/src/scripts/kconfig/merge_config.sh -m -O $(B)/debug/obj $@ \
+		kernel/configs/cma-debug.config > /dev/null
+	$(call KMAKE,$(B)/debug) olddefconfig
+
+kernel: $(B)/ours/obj/.config
+	$(call KMAKE,$(B)/ours) bzImage
+stock: $(B)/stock/obj/.config
+	$(call KMAKE,$(B)/stock) bzImage
+debug: $(B)/debug/obj/.config
+	$(call KMAKE,$(B)/debug) bzImage
+kernels: kernel stock
+
+headers: kernel
+	$(call KMAKE,$(B)/ours) headers
+
+selftests: headers
+	$(MAKE) -s -C tools/testing/selftests/process_vm \
+		OUTPUT=$(B)/selftests/process_vm \
+		KHDR_INCLUDES="-isystem $(B)/ours/obj/usr/include"
+
+run: kernel selftests
+	$(VM) --kernel ours -- $(CURDIR)/scripts/cma/demo $(B)/selftests/process_vm
+
+check: kernels selftests patches
+	scripts/cma/check
+
+stress: debug selftests
+	$(VM) --kernel debug --timeout 900 -- scripts/cma/stress $(B)/selftests/process_vm
+
+bench: kernels selftests
+	scripts/cma/bench $(if $(QUICK),--quick)
+
+patches: tree
+	scripts/cma/format-patches $(PRISTINE) $(B)/ours/src $(CURDIR)/out/patches
+
+clean:
+	rm -rf $(B)/ours/obj $(B)/stock/obj $(B)/debug $(B)/selftests out
+
+distclean:
+	rm -rf $(B) out
