@@ -51,7 +51,7 @@ help:
 deps:
 	@scripts/cma/deps
 
-$(PRISTINE)/.stamp: | deps
+$(B)/pristine.stamp: | deps
 	rm -rf $(PRISTINE) && mkdir -p $(PRISTINE)
 	tar -xJf $(BASE_TAR) -C $(PRISTINE) --strip-components=1
 	$(MAKE) -s -C $(PRISTINE) kernelversion > $(B)/base-version
@@ -59,18 +59,18 @@ $(PRISTINE)/.stamp: | deps
 
 # The source trees share unchanged files with the pristine base by hard
 # link; rsync and patch replace files rather than write into them.
-tree: $(B)/ours/src/.stamp
-$(B)/ours/src/.stamp: $(PRISTINE)/.stamp $(OVERLAY) $(PATCHES)
+tree: $(B)/ours/src.stamp
+$(B)/ours/src.stamp: $(B)/pristine.stamp $(OVERLAY) $(PATCHES)
 	scripts/cma/prepare-tree $(PRISTINE) $(B)/ours/src $(OVERLAY_DIRS)
 	touch $@
-$(B)/stock/src/.stamp: $(PRISTINE)/.stamp
-	rm -rf $(B)/stock/src && cp -al $(PRISTINE) $(B)/stock/src
+$(B)/stock/src.stamp: $(B)/pristine.stamp
+	rm -rf $(B)/stock/src && mkdir -p $(B)/stock && cp -al $(PRISTINE) $(B)/stock/src
 	touch $@
 
-$(B)/ours/obj/.config: $(B)/ours/src/.stamp kernel/configs/cma.config
+$(B)/ours/obj/.config: $(B)/ours/src.stamp kernel/configs/cma.config
 	mkdir -p $(@D) && rm -f $@
 	$(call KMAKE,$(B)/ours) tinyconfig cma.config
-$(B)/stock/obj/.config: $(B)/stock/src/.stamp $(B)/ours/obj/.config
+$(B)/stock/obj/.config: $(B)/stock/src.stamp $(B)/ours/obj/.config
 	mkdir -p $(@D)
 	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $(B)/ours/obj/.config > $@
 	$(call KMAKE,$(B)/stock) olddefconfig
@@ -93,7 +93,7 @@ headers: kernel
 	$(call KMAKE,$(B)/ours) headers
 
 selftests: headers
-	$(MAKE) -s -C tools/testing/selftests/process_vm \
+	$(MAKE) -s -C $(B)/ours/src/tools/testing/selftests/process_vm \
 		OUTPUT=$(B)/selftests/process_vm \
 		KHDR_INCLUDES="-isystem $(B)/ours/obj/usr/include"
 

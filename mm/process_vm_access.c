@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * process_vm_readv(2) and process_vm_writev(2): Cross Memory Attach.
+ *
+ * Data moves between the caller's iovecs and another process's iovecs in a
+ * single copy.  The target's pages are pinned in batches under its mmap read
+ * lock, copied through a temporary kernel mapping and unpinned again.  Access
+ * needs the same permission as PTRACE_ATTACH, so LSMs and Yama have their say.
+ */
+
+#include <linux/compat.h>
+#include <linux/file.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/pid.h>
+#include <linux/ptrace.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/syscalls.h>
+#include <linux/uio.h>
+#include <kunit/visibility.h>
+#include <uapi/linux/process_vm.h>
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/process_vm.h>
+
+#include "process_vm_access.h"
+
+/*
+ * Page pointers kept on the stack.  A call that may need more gets one
+ * page worth of pointers from the slab; if that fails, it runs in smaller
+ * batches instead of failing.
+ */
+#define PVM_STACK_PAGES		16
+#define PVM_HEAP_PAGES		(PAGE_SIZE / sizeof(struct page *))
+
+/**
+ * pvm_span_pages() - Number of pages a user range touches.
+ * @addr: start of the range.
+ * @len: length of the range in bytes.
+ *
+ * Return: the number of pages spanned by [@addr, @addr + @len), 0 if @len
+ * is 0.
+ */
+VISIBLE_IF_KUNIT unsigned long pvm_span_pages(unsigned long addr, size_t len)
+{
+	if (!len)
+		return 0;
+	return ((addr + len - 1) >> PAGE_SHIFT) - (addr >> PAGE_SHIFT) + 1;
+}
+EXPORT_SYMBOL_IF_KUNIT(pvm_span_pages);
+
+/**
+ * pvm_batch_pages() - Pages worth pinning at once for a set of remote iovecs.
+ * @riov: remote iovecs.
+ * @riovcnt: number of remote iovecs.
+ * @count: bytes the local side can take.
+ *
+ * Return: the largest number of pages any one remote iovec spans within its
+ * first @count bytes; 0 if the remote side names no bytes at all.
+ */
+VISIBLE_IF_KUNIT unsigned long pvm_batch_pages(const struct iovec *riov,
+					       unsigned long riovcnt,
+					       size_t count)
+{
+	unsigned long i, nr = 0;
+
+	for (i = 0; i < riovcnt; i++)
+		nr = max(nr, pvm_span_pages((unsigned long)riov[i].iov_base,
+					    min(riov[i].iov_len, count)));
+	return nr;
+}
+EXPORT_SYMBOL_IF_KUNIT(pvm_batch_pages);
+
+/**
+ * pvm_pin() - Pin a batch of the target's pages.
+ * @c: copy state; @c->pages receives the pages.
+ * @start: page-aligned remote address.
+ * @nr: number of pages wanted, at most @c->max_pages.
+ *
+ * GUP may drop the mmap lock to wait for a fault (userfaultfd needs that),
+ * in which case it tells us through @locked.
+ *
+ * Return: number of pages pinned (possibly fewer than @nr), -EFAULT if the
+ * first page could not be pinned, -EAGAIN if PROCESS_VM_NOWAIT could not
+ * take the mmap lock, -EINTR if a fatal signal arrived while waiting for it.
+ */
+static long pvm_pin(struct pvm_copy *c, unsigned long start, unsigned long nr)
+{
+	int locked = 1;
+	long got;
+
+	if (c->nowait) {
+		if (!mmap_read_trylock(c->mm))
+			return -EAGAIN;
+	} else if (mmap_read_lock_killable(c->mm)) {
+		return -EINTR;
+	}
+	got = pin_user_pages_remote(c->mm, start, nr, c->gup_flags, c->pages,
+				    &locked);
+	if (locked)
+		mmap_read_unlock(c->mm);
+	if (got <= 0)
+		return -EFAULT;
+	c->pinned += got;
+	return got;
+}
+
+/**
+ * pvm_run_bytes() - Bytes of pinned memory that are contiguous in one folio.
+ * @pages: pinned pages, the run starts at @pages[0].
+ * @offset: offset into @pages[0].
+ * @bytes: bytes wanted from there.
+ *
+ * A THP or hugetlb folio is copied with one call instead of one per page.
+ *
+ * Return: how many of @bytes can be copied starting at @pages[0] + @offset.
+ */
+static size_t pvm_run_bytes(struct page **pages, size_t offset, size_t bytes)
+{
+	struct folio *folio = page_folio(pages[0]);
+	size_t run = min(bytes, PAGE_SIZE - offset);
+	unsigned int i = 1;
+
+	while (run < bytes && pages[i] == nth_page(pages[0], i) &&
+	       page_folio(pages[i]) == folio) {
+		run += min(bytes - run, PAGE_SIZE);
+		i++;
+	}
+	return run;
+}
+
+/**
+ * pvm_copy_pages() - Copy between pinned pages and the local iterator.
+ * @c: copy state.
+ * @offset: offset into @c->pages[0] where the data starts.
+ * @bytes: number of bytes to copy; the pinned pages cover them.
+ *
+ * Return: bytes copied; fewer than @bytes only when the caller's own buffer
+ * faulted.
+ */
+static size_t pvm_copy_pages(struct pvm_copy *c, size_t offset, size_t bytes)
+{
+	struct page **pages = c->pages;
+	size_t done = 0;
+
+	while (done < bytes) {
+		size_t run = pvm_run_bytes(pages, offset, bytes - done);
+		size_t n;
+
+		if (c->write)
+			n = copy_page_from_iter(pages[0], offset, run, c->iter);
+		else
+			n = copy_page_to_iter(pages[0], offset, run, c->iter);
+		done += n;
+		if (n < run)
+			break;
+		offset += run;
+		pages += offset >> PAGE_SHIFT;
+		offset = offset_in_page(offset);
+	}
+	return done;
+}
+
+/**
+ * pvm_copy_range() - Copy between one remote range and the local iterator.
+ * @c: copy state.
+ * @addr: remote start address.
+ * @len: remote length in bytes.
+ *
+ * Only the pages the local side still has room for are pinned, so a short
+ * local buffer never faults in (or waits for) remote pages it will not use.
+ *
+ * Return: 0 when the range is done or the local side is exhausted, or a
+ * negative errno when the copy has to stop here.
+ */
+static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
+{
+	while (len && iov_iter_count(c->iter)) {
+		size_t want = min(len, iov_iter_count(c->iter));
+		size_t offset = offset_in_page(addr);
+		unsigned long nr = pvm_span_pages(addr, want);
+		size_t bytes, done;
+		long got;
+
+		got = pvm_pin(c, addr - offset, min(nr, c->max_pages));
+		if (got < 0)
+			return got;
+		bytes = min(want, ((size_t)got << PAGE_SHIFT) - offset);
+		done = pvm_copy_pages(c, offset, bytes);
+		unpin_user_pages_dirty_lock(c->pages, got, c->write);
+		if (done < bytes)
+			return -EFAULT;
+		addr += bytes;
+		len -= bytes;
+	}
+	return 0;
+}
+
+/**
+ * pvm_copy_mm() - Copy between the local iterator and a remote address space.
+ * @c: copy state with @mm, @iter, @write and @nowait filled in.
+ * @riov: remote iovecs.
+ * @riovcnt: number of remote iovecs.
+ *
+ * Copying stops at the first remote fault, at a fault on the local side, or
+ * when either side is exhausted.
+ *
+ * Return: bytes copied if any, else the error that stopped the copy, else 0.
+ */
+VISIBLE_IF_KUNIT ssize_t pvm_copy_mm(struct pvm_copy *c,
+				     const struct iovec *riov,
+				     unsigned long riovcnt)
+{
+	struct page *stack_pages[PVM_STACK_PAGES];
+	size_t before = iov_iter_count(c->iter);
+	unsigned long i, nr;
+	int err = 0;
+
+	c->gup_flags = (c->write ? FOLL_WRITE : 0) | (c->nowait ? FOLL_NOFAULT : 0);
+	c->pages = stack_pages;
+	c->max_pages = PVM_STACK_PAGES;
+	nr = pvm_batch_pages(riov, riovcnt, before);
+	if (nr > PVM_STACK_PAGES) {
+		struct page **heap;
+
+		nr = min(nr, PVM_HEAP_PAGES);
+		heap = kmalloc_array(nr, sizeof(*heap), __GFP_NOWARN |
+				     (c->nowait ? GFP_NOWAIT : GFP_KERNEL));
+		if (heap) {
+			c->pages = heap;
+			c->max_pages = nr;
+		}
+	}
+
+	for (i = 0; i < riovcnt && !err && iov_iter_count(c->iter); i++)
+		err = pvm_copy_range(c, (unsigned long)riov[i].iov_base,
+				     riov[i].iov_len);
+
+	if (c->pages != stack_pages)
+		kfree(c->pages);
+	c->pages = NULL;
+	if (before != iov_iter_count(c->iter))
+		return before - iov_iter_count(c->iter);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(pvm_copy_mm);
+
+/**
+ * pvm_get_task() - Find the target task.
+ * @pid: a pid in the caller's namespace, or a pidfd.
+ * @flags: PROCESS_VM_* flags of the call.
+ *
+ * Return: a referenced task, or ERR_PTR(-ESRCH) if there is none (a pidfd
+ * whose process has been reaped included), ERR_PTR(-EBADF) if @pid should
+ * be a pidfd and is not.
+ */
+static struct task_struct *pvm_get_task(pid_t pid, unsigned long flags)
+{
+	struct task_struct *task;
+	unsigned int f_flags;
+
+	if (flags & PROCESS_VM_PIDFD)
+		return pidfd_get_task(pid, &f_flags);
+	task = find_get_task_by_vpid(pid);
+	return task ?: ERR_PTR(-ESRCH);
+}
+
+/**
+ * pvm_get_mm() - Take the target's mm if the caller may attach to it.
+ * @pid: a pid in the caller's namespace, or a pidfd.
+ * @flags: PROCESS_VM_* flags of the call.
+ *
+ * Return: the mm with a reference held, ERR_PTR(-ESRCH) if the task has no
+ * mm (kernel thread, zombie), ERR_PTR(-EPERM) if the caller may not access
+ * it, or another error from the task lookup.
+ */
+static struct mm_struct *pvm_get_mm(pid_t pid, unsigned long flags)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+
+	task = pvm_get_task(pid, flags);
+	if (IS_ERR(task))
+		return ERR_CAST(task);
+	mm = mm_access(task, PTRACE_MODE_ATTACH_REALCREDS);
+	put_task_struct(task);
+	/* "Not allowed" is EPERM for these syscalls, as for ptrace(). */
+	if (mm == ERR_PTR(-EACCES))
+		return ERR_PTR(-EPERM);
+	return mm;
+}
+
+/**
+ * pvm_transfer() - Resolve the target and copy.
+ * @c: copy state with @iter, @write and @nowait filled in.
+ * @pid: target pid or pidfd.
+ * @flags: PROCESS_VM_* flags.
+ * @riov: remote iovecs.
+ * @riovcnt: number of remote iovecs.
+ *
+ * Return: bytes copied or a negative errno.
+ */
+static ssize_t pvm_transfer(struct pvm_copy *c, pid_t pid, unsigned long flags,
+			    const struct iovec *riov, unsigned long riovcnt)
+{
+	ssize_t ret;
+
+	if (!pvm_batch_pages(riov, riovcnt, iov_iter_count(c->iter)))
+		return 0;
+	c->mm = pvm_get_mm(pid, flags);
+	if (IS_ERR(c->mm))
+		return PTR_ERR(c->mm);
+	ret = pvm_copy_mm(c, riov, riovcnt);
+	mmput(c->mm);
+	return ret;
+}
+
+/**
+ * process_vm_rw() - Common body of process_vm_readv() and process_vm_writev().
+ * @pid: target pid, or pidfd with PROCESS_VM_PIDFD.
+ * @lvec: local iovec array.
+ * @liovcnt: number of local iovecs.
+ * @rvec: remote iovec array.
+ * @riovcnt: number of remote iovecs.
+ * @flags: PROCESS_VM_* flags.
+ * @write: true to copy from the caller to the target.
+ *
+ * The checks run in the order the syscalls have always used: flags, local
+ * iovecs, remote iovecs, target, permission, then the copy.  A call with
+ * nothing to copy on either side returns 0 before the target is looked up.
+ *
+ * Return: bytes copied (at most MAX_RW_COUNT) or a negative errno.
+ */
+static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
+			     unsigned long liovcnt,
+			     const struct iovec __user *rvec,
+			     unsigned long riovcnt, unsigned long flags,
+			     bool write)
+{
+	struct iovec lstack[UIO_FASTIOV], rstack[UIO_FASTIOV];
+	struct iovec *liov = lstack, *riov;
+	struct iov_iter iter;
+	struct pvm_copy c = {
+		.iter = &iter,
+		.write = write,
+		.nowait = flags & PROCESS_VM_NOWAIT,
+	};
+	size_t requested = 0;
+	ssize_t ret;
+
+	if (flags & ~PROCESS_VM_FLAGS) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = import_iovec(write ? ITER_SOURCE : ITER_DEST, lvec, liovcnt,
+			   UIO_FASTIOV, &liov, &iter);
+	if (ret <= 0)
+		goto out_local;
+	requested = ret;
+	riov = iovec_from_user(rvec, riovcnt, UIO_FASTIOV, rstack,
+			       in_compat_syscall());
+	if (IS_ERR(riov)) {
+		ret = PTR_ERR(riov);
+		goto out_local;
+	}
+	ret = pvm_transfer(&c, pid, flags, riov, riovcnt);
+	if (riov != rstack)
+		kfree(riov);
+out_local:
+	kfree(liov);
+out:
+	trace_process_vm_rw(pid, flags, write, liovcnt, riovcnt, requested,
+			    c.pinned, ret);
+	return ret;
+}
+
+SYSCALL_DEFINE6(process_vm_readv, pid_t, pid,
+		const struct iovec __user *, lvec, unsigned long, liovcnt,
+		const struct iovec __user *, rvec, unsigned long, riovcnt,
+		unsigned long, flags)
+{
+	return process_vm_rw(pid, lvec, liovcnt, rvec, riovcnt, flags, false);
+}
+
+SYSCALL_DEFINE6(process_vm_writev, pid_t, pid,
+		const struct iovec __user *, lvec, unsigned long, liovcnt,
+		const struct iovec __user *, rvec, unsigned long, riovcnt,
+		unsigned long, flags)
+{
+	return process_vm_rw(pid, lvec, liovcnt, rvec, riovcnt, flags, true);
+}
