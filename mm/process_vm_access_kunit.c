@@ -192,13 +192,13 @@ static void pvm_test_write(struct kunit *test)
 		{ (void __user *)(t->uaddr + PAGE_SIZE + 1), 3 },
 		{ (void __user *)(t->uaddr + 7 * PAGE_SIZE - 1), 4 * PAGE_SIZE },
 	};
+	void __user *check = (void __user *)(t->uaddr + 7 * PAGE_SIZE - 2);
 	u8 back[8];
 
 	memset(t->kbuf, 0xa5, 6);
 	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, true, false, 6, riov, 2,
 					    NULL), 6);
-	KUNIT_ASSERT_EQ(test, copy_from_user(back,
-			(void __user *)(t->uaddr + 7 * PAGE_SIZE - 2), 5), 0);
+	KUNIT_ASSERT_EQ(test, copy_from_user(back, check, 5), 0);
 	KUNIT_EXPECT_EQ(test, back[0], pvm_pattern(7 * PAGE_SIZE - 2));
 	KUNIT_EXPECT_EQ(test, back[1], 0xa5);
 	KUNIT_EXPECT_EQ(test, back[3], 0xa5);
@@ -273,6 +273,7 @@ static struct kunit_suite pvm_test_suite = {
 	.init = pvm_test_init,
 	.test_cases = pvm_test_cases,
 };
+
 kunit_test_suites(&pvm_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for process_vm_readv/writev");

@@ -16,8 +16,8 @@
 TRACE_EVENT(process_vm_rw,
 
 	TP_PROTO(int pid, unsigned long flags, bool write,
-		 unsigned long liovcnt, unsigned long riovcnt,
-		 size_t requested, unsigned long pinned, ssize_t ret),
+		 unsigned long liovcnt, unsigned long riovcnt, size_t requested,
+		 unsigned long pinned, ssize_t ret),
 
 	TP_ARGS(pid, flags, write, liovcnt, riovcnt, requested, pinned, ret),
 
