@@ -1,0 +1,1247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Conformance tests for process_vm_readv(2) and process_vm_writev(2):
+ * argument checking and its order, iovec shapes, data integrity, kinds of
+ * remote mappings, kinds of targets and the MAX_RW_COUNT clamp.  Every
+ * test runs in both directions (fixture variants "read" and "write").
+ *
+ * Built twice: natively and as a 32-bit program (process_vm_test_32) to
+ * exercise the compat iovec import.
+ */
+#include "process_vm_util.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <linux/userfaultfd.h>
+
+#include "../kselftest_harness.h"
+
+#define SEED_R		0x1111	/* remote region content */
+#define SEED_L		0x2222	/* local source buffer */
+#define SEED_P		0x3333	/* the parent's copy of the region */
+#define SENTINEL	0xa5
+#define REGION_SZ	(1UL << 20)
+#define LOCAL_SZ	(1UL << 20)
+#define SZ_2M		(2UL << 20)
+
+#ifndef __NR_memfd_secret
+#define __NR_memfd_secret 447
+#endif
+#ifndef __NR_userfaultfd
+#define __NR_userfaultfd 323
+#endif
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00)
+#endif
+
+#if __SIZEOF_LONG__ == 8
+#define HAVE_64		1
+/* Fails access_ok() */
+#define KERNEL_PTR	((void *)0xffff800000000000UL)
+/* Positive as ssize_t, far beyond TASK_SIZE */
+#define HUGE_LEN	(1UL << 62)
+#else
+#define HAVE_64		0
+#define KERNEL_PTR	NULL
+#define HUGE_LEN	0UL
+#endif
+/* Sign bit set: negative as (compat_)ssize_t */
+#define NEG_LEN		((size_t)SSIZE_MAX + 1)
+
+FIXTURE(pvm) {
+	struct pvm_target t;	/* self->region filled with SEED_R */
+	struct pvm_target t2;	/* extra target of some tests */
+	uint8_t *region;	/* at the same address in the target */
+	uint8_t *local;
+	size_t page;
+	bool write;
+	long saved_nr_hugepages;
+	int fd;
+};
+
+FIXTURE_VARIANT(pvm) {
+	bool write;
+};
+
+FIXTURE_VARIANT_ADD(pvm, read) {
+	.write = false,
+};
+
+FIXTURE_VARIANT_ADD(pvm, write) {
+	.write = true,
+};
+
+FIXTURE_SETUP(pvm)
+{
+	self->page = PVM_PAGE;
+	self->write = variant->write;
+	self->t2.pid = -1;
+	self->saved_nr_hugepages = -1;
+	self->fd = -1;
+	self->region = pvm_map_anon(REGION_SZ);
+	ASSERT_TRUE(self->region != NULL);
+	self->local = pvm_map_anon(LOCAL_SZ);
+	ASSERT_TRUE(self->local != NULL);
+	/* The parent's copy differs: reading the wrong process would show. */
+	pvm_fill(self->region, REGION_SZ, SEED_P);
+	ASSERT_EQ(0, pvm_target_start(&self->t, pvm_cmd_fill,
+				      (unsigned long)self->region, REGION_SZ,
+				      SEED_R));
+}
+
+FIXTURE_TEARDOWN(pvm)
+{
+	pvm_target_kill(&self->t2);
+	pvm_target_stop(&self->t);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->saved_nr_hugepages >= 0)
+		pvm_write_long("/proc/sys/vm/nr_hugepages",
+			       self->saved_nr_hugepages);
+	munmap(self->region, REGION_SZ);
+	munmap(self->local, LOCAL_SZ);
+}
+
+#define RADDR(off)	((unsigned long)self->region + (off))
+#define RPTR(off)	((void *)RADDR(off))
+
+/*
+ * Move @len bytes between @local and @raddr in @t in direction @write and
+ * check the count and the data: a read expects pattern @rseed from stream
+ * offset @roff at @raddr; a write stores SEED_L there, checked by @t.
+ */
+static void xfer_ok(struct __test_metadata *_metadata, bool write,
+		    pid_t pid, struct pvm_target *t, uint8_t *local,
+		    unsigned long raddr, size_t len, uint32_t rseed,
+		    size_t roff)
+{
+	if (write) {
+		pvm_fill(local, len, SEED_L);
+		ASSERT_EQ((long)len, pvm_res(pvm_rw1(true, pid, local, raddr,
+						     len)));
+		ASSERT_EQ(-1, pvm_target_call(t, pvm_cmd_check, raddr, len,
+					      SEED_L));
+	} else {
+		memset(local, SENTINEL, len + 1);
+		ASSERT_EQ((long)len, pvm_res(pvm_rw1(false, pid, local, raddr,
+						     len)));
+		ASSERT_EQ(-1, pvm_check_at(local, len, rseed, roff));
+		ASSERT_EQ(SENTINEL, local[len]);
+	}
+}
+
+/* @len bytes at @raddr in @t still hold pattern @seed from offset @off */
+static void remote_is(struct __test_metadata *_metadata, struct pvm_target *t,
+		      unsigned long raddr, size_t len, uint32_t seed,
+		      size_t off)
+{
+	uint8_t *buf = malloc(len);
+
+	ASSERT_TRUE(buf != NULL);
+	ASSERT_EQ(0, pvm_target_dump(t, raddr, buf, len));
+	ASSERT_EQ(-1, pvm_check_at(buf, len, seed, off));
+	free(buf);
+}
+
+/*
+ * Prepare a call on the fixture: local all SENTINEL for a read, all SEED_L
+ * for a write; the target's region holds SEED_R.
+ */
+static void prep(struct __test_metadata *_metadata, FIXTURE_DATA(pvm) *self)
+{
+	if (self->write)
+		pvm_fill(self->local, LOCAL_SZ, SEED_L);
+	else
+		memset(self->local, SENTINEL, LOCAL_SZ);
+}
+
+/*
+ * Check the data after a call on the fixture that moved @count bytes
+ * between @lv (in self->local) and @rv (in self->region), against the
+ * userspace model; restores the region for the next call.
+ */
+static void verify(struct __test_metadata *_metadata, FIXTURE_DATA(pvm) *self,
+		   const struct iovec *lv, int nl, const struct iovec *rv,
+		   int nr, size_t count)
+{
+	uint8_t *mirror = malloc(REGION_SZ), *buf = NULL;
+	struct iovec *ml = calloc(nl + 1, sizeof(*ml));
+	struct iovec *mr = calloc(nr + 1, sizeof(*mr));
+
+	ASSERT_TRUE(mirror != NULL);
+	ASSERT_TRUE(ml != NULL);
+	ASSERT_TRUE(mr != NULL);
+	pvm_fill(mirror, REGION_SZ, SEED_R);
+	pvm_iov_rebase(mr, rv, nr, self->region, mirror);
+	if (self->write) {
+		buf = malloc(REGION_SZ);
+		ASSERT_TRUE(buf != NULL);
+		ASSERT_EQ(count, pvm_iov_model(mr, nr, lv, nl, count));
+		ASSERT_EQ(0, pvm_target_dump(&self->t, RADDR(0), buf,
+					     REGION_SZ));
+		ASSERT_EQ(0, memcmp(buf, mirror, REGION_SZ));
+		ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill,
+					     RADDR(0), REGION_SZ, SEED_R));
+	} else {
+		buf = malloc(LOCAL_SZ);
+		ASSERT_TRUE(buf != NULL);
+		memset(buf, SENTINEL, LOCAL_SZ);
+		pvm_iov_rebase(ml, lv, nl, self->local, buf);
+		ASSERT_EQ(count, pvm_iov_model(ml, nl, mr, nr, count));
+		ASSERT_EQ(0, memcmp(buf, self->local, LOCAL_SZ));
+	}
+	free(buf);
+	free(mirror);
+	free(ml);
+	free(mr);
+}
+
+/* One call on the fixture: expect @expect (count or -errno) and the data */
+static void run_call(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(pvm) *self, const struct iovec *lv, int nl,
+		     const struct iovec *rv, int nr, long expect)
+{
+	prep(_metadata, self);
+	ASSERT_EQ(expect, pvm_res(pvm_rw(self->write, self->t.pid, lv, nl,
+					 rv, nr)));
+	verify(_metadata, self, lv, nl, rv, nr, expect < 0 ? 0 : expect);
+}
+
+/* An address in this process whose page is mapped, followed by a hole */
+static uint8_t *page_before_hole(size_t page)
+{
+	uint8_t *p = pvm_map_anon(2 * page);
+
+	if (p)
+		munmap(p + page, page);
+	return p;
+}
+
+/* ---- argument checking and its order ---------------------------------- */
+
+TEST_F(pvm, flags_einval)
+{
+	struct iovec l = { self->local, 16 }, r = { self->region, 16 };
+	bool w = self->write;
+
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rwf(w, self->t.pid, &l, 1, &r, 1, 1)));
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rwf(w, self->t.pid, &l, 1, &r, 1,
+					   1UL << 31)));
+	/* flags come first: bad everything else */
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rwf(w, -1, NULL, IOV_MAX + 1, NULL,
+					   IOV_MAX + 1, ~0UL)));
+	/* even before the zero-length shortcut */
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rwf(w, -1, NULL, 0, NULL, 0, 1)));
+	remote_is(_metadata, &self->t, RADDR(0), 16, SEED_R, 0);
+}
+
+TEST_F(pvm, liovcnt_einval)
+{
+	struct iovec *lv = calloc(IOV_MAX + 1, sizeof(*lv));
+	struct iovec r = { self->region, 16 };
+	bool w = self->write;
+	int i;
+
+	ASSERT_TRUE(lv != NULL);
+	/* the count is checked before the array is read or the pid used */
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, -1, NULL, IOV_MAX + 1, &r, 1)));
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, -1, NULL, ~0UL, &r, 1)));
+	for (i = 0; i <= IOV_MAX; i++)
+		lv[i] = (struct iovec){ self->local + i, 1 };
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, self->t.pid, lv, IOV_MAX + 1,
+					  &r, 1)));
+	/* IOV_MAX itself is fine */
+	ASSERT_EQ(16, pvm_res(pvm_rw(w, self->t.pid, lv, IOV_MAX, &r, 1)));
+	free(lv);
+}
+
+TEST_F(pvm, lvec_efault)
+{
+	struct iovec r = { self->region, 16 };
+	uint8_t *p = page_before_hole(self->page);
+	struct iovec *lv;
+	bool w = self->write;
+
+	ASSERT_TRUE(p != NULL);
+	/* single (ubuf) and multi-segment import; before the pid lookup */
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, -1, NULL, 1, &r, 1)));
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, -1, NULL, 2, &r, 1)));
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, -1, (void *)(p + self->page),
+					  1, &r, 1)));
+	/* the array's second element is in the hole */
+	lv = (struct iovec *)(p + self->page) - 1;
+	*lv = (struct iovec){ self->local, 8 };
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, lv, 2, &r, 1)));
+	ASSERT_EQ(8, pvm_res(pvm_rw(w, self->t.pid, lv, 1, &r, 1)));
+	munmap(p, self->page);
+}
+
+TEST_F(pvm, llen_einval)
+{
+	struct iovec l1 = { self->local, NEG_LEN };
+	struct iovec l2[2] = { { self->local, 1 }, { self->local, NEG_LEN } };
+	struct iovec r = { self->region, 16 };
+	bool w = self->write;
+
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, -1, &l1, 1, &r, 1)));
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, self->t.pid, &l1, 1, &r, 1)));
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, -1, l2, 2, &r, 1)));
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, self->t.pid, l2, 2, NULL, 1)));
+	/* all lengths are checked before any access_ok() */
+	if (HAVE_64) {
+		l2[0].iov_base = KERNEL_PTR;
+		ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, -1, l2, 2, &r, 1)));
+	}
+	remote_is(_metadata, &self->t, RADDR(0), 16, SEED_R, 0);
+}
+
+TEST_F(pvm, lbuf_access_ok)
+{
+	struct iovec l1 = { KERNEL_PTR, 1 };
+	struct iovec l2[2] = { { self->local, 1 }, { KERNEL_PTR, 1 } };
+	struct iovec r = { self->region, 16 };
+	bool w = self->write;
+
+	if (!HAVE_64)
+		SKIP(return, "no kernel addresses in a compat address space");
+	/* local buffers are checked before the pid lookup */
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, -1, &l1, 1, &r, 1)));
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, &l1, 1, &r, 1)));
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, -1, l2, 2, &r, 1)));
+	/* a user address whose range ends beyond TASK_SIZE */
+	l2[1] = (struct iovec){ self->local, HUGE_LEN };
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, l2, 2, &r, 1)));
+	remote_is(_metadata, &self->t, RADDR(0), 16, SEED_R, 0);
+}
+
+TEST_F(pvm, lbuf_single_clamped_first)
+{
+	struct iovec l = { self->local, HUGE_LEN };
+	struct iovec r = { self->region, 4000 };
+
+	if (!HAVE_64)
+		SKIP(return, "needs a 64-bit address space");
+	/*
+	 * A single local iovec is clamped to MAX_RW_COUNT before access_ok():
+	 * only the remote length is copied.
+	 */
+	run_call(_metadata, self, &l, 1, &r, 1, 4000);
+}
+
+TEST_F(pvm, local_zero_total)
+{
+	struct iovec l[3] = { { self->local, 0 }, { NULL, 0 },
+			      { self->local + 5, 0 } };
+	struct iovec r = { self->region, 16 };
+	bool w = self->write;
+
+	/* returns 0 before looking at the remote side or the pid */
+	ASSERT_EQ(0, pvm_res(pvm_rw(w, -1, NULL, 0, NULL, IOV_MAX + 1)));
+	ASSERT_EQ(0, pvm_res(pvm_rw(w, -1, l, 3, (void *)8, ~0UL)));
+	ASSERT_EQ(0, pvm_res(pvm_rw(w, -1, l, 1, NULL, 1)));
+	run_call(_metadata, self, l, 3, &r, 1, 0);
+}
+
+TEST_F(pvm, riovcnt_einval)
+{
+	struct iovec l = { self->local, 16 };
+	struct iovec *rv = calloc(IOV_MAX + 1, sizeof(*rv));
+	bool w = self->write;
+	int i;
+
+	ASSERT_TRUE(rv != NULL);
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, -1, &l, 1, NULL, IOV_MAX + 1)));
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, -1, &l, 1, NULL, ~0UL)));
+	for (i = 0; i <= IOV_MAX; i++)
+		rv[i] = (struct iovec){ RPTR(i), 1 };
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, self->t.pid, &l, 1, rv,
+					  IOV_MAX + 1)));
+	ASSERT_EQ(16, pvm_res(pvm_rw(w, self->t.pid, &l, 1, rv, IOV_MAX)));
+	free(rv);
+}
+
+TEST_F(pvm, rvec_efault)
+{
+	struct iovec l = { self->local, 16 };
+	uint8_t *p = page_before_hole(self->page);
+	struct iovec *rv;
+	bool w = self->write;
+
+	ASSERT_TRUE(p != NULL);
+	/* the remote array is read before the pid lookup */
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, -1, &l, 1, NULL, 1)));
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, &l, 1, NULL, 1)));
+	rv = (struct iovec *)(p + self->page) - 1;
+	*rv = (struct iovec){ self->region, 8 };
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, &l, 1, rv, 2)));
+	ASSERT_EQ(8, pvm_res(pvm_rw(w, self->t.pid, &l, 1, rv, 1)));
+	munmap(p, self->page);
+}
+
+TEST_F(pvm, rlen_einval)
+{
+	struct iovec l = { self->local, 16 };
+	struct iovec r2[2] = { { self->region, 8 }, { self->region, NEG_LEN } };
+	bool w = self->write;
+
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, -1, &l, 1, r2 + 1, 1)));
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, -1, &l, 1, r2, 2)));
+	/* nothing is copied */
+	prep(_metadata, self);
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rw(w, self->t.pid, &l, 1, r2, 2)));
+	verify(_metadata, self, &l, 1, r2, 2, 0);
+}
+
+TEST_F(pvm, remote_zero_total)
+{
+	struct iovec l = { self->local, 16 };
+	struct iovec r[3] = { { NULL, 0 }, { (void *)1, 0 }, { KERNEL_PTR, 0 } };
+	bool w = self->write;
+
+	/* returns 0 before the pid lookup */
+	ASSERT_EQ(0, pvm_res(pvm_rw(w, -1, &l, 1, NULL, 0)));
+	ASSERT_EQ(0, pvm_res(pvm_rw(w, -1, &l, 1, r, 3)));
+	run_call(_metadata, self, &l, 1, r, 3, 0);
+	run_call(_metadata, self, &l, 1, NULL, 0, 0);
+}
+
+TEST_F(pvm, esrch)
+{
+	struct iovec l = { self->local, 16 }, r = { self->region, 16 };
+	struct iovec rnull = { NULL, 16 };
+	bool w = self->write;
+
+	ASSERT_EQ(-ESRCH, pvm_res(pvm_rw(w, -1, &l, 1, &r, 1)));
+	ASSERT_EQ(-ESRCH, pvm_res(pvm_rw(w, 0, &l, 1, &r, 1)));
+	ASSERT_EQ(-ESRCH, pvm_res(pvm_rw(w, INT_MAX, &l, 1, &r, 1)));
+	ASSERT_EQ(-ESRCH, pvm_res(pvm_rw(w, INT_MIN, &l, 1, &r, 1)));
+	/* the pid is looked up before remote addresses are used */
+	ASSERT_EQ(-ESRCH, pvm_res(pvm_rw(w, -1, &l, 1, &rnull, 1)));
+}
+
+TEST_F(pvm, zombie_and_reaped)
+{
+	struct iovec l = { self->local, 16 }, r = { self->region, 16 };
+	pid_t pid;
+
+	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
+	pid = self->t2.pid;
+	ASSERT_EQ(16, pvm_res(pvm_rw(self->write, pid, &l, 1, &r, 1)));
+	ASSERT_EQ(LONG_MIN, pvm_target_call(&self->t2, pvm_cmd_exit, 0, 0, 0));
+	ASSERT_EQ(0, pvm_wait_zombie(pid));
+	/* a zombie has no mm */
+	ASSERT_EQ(-ESRCH, pvm_res(pvm_rw(self->write, pid, &l, 1, &r, 1)));
+	ASSERT_EQ(0, pvm_target_stop(&self->t2));
+	ASSERT_EQ(-ESRCH, pvm_res(pvm_rw(self->write, pid, &l, 1, &r, 1)));
+}
+
+TEST_F(pvm, kernel_thread)
+{
+	struct iovec l = { self->local, 16 }, r = { self->region, 16 };
+	char comm[32] = { 0 };
+	int fd = open("/proc/2/comm", O_RDONLY);
+
+	if (fd >= 0) {
+		if (read(fd, comm, sizeof(comm) - 1) < 0)
+			comm[0] = 0;
+		close(fd);
+	}
+	if (strcmp(comm, "kthreadd\n"))
+		SKIP(return, "pid 2 is not kthreadd (pid namespace?)");
+	/* no mm: ESRCH, whatever the permissions */
+	ASSERT_EQ(-ESRCH, pvm_res(pvm_rw(self->write, 2, &l, 1, &r, 1)));
+}
+
+static long setup_thread_fn_tid;
+
+static void *thread_fn(void *arg)
+{
+	__atomic_store_n(&setup_thread_fn_tid, (long)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static long setup_thread(struct pvm_target *t, unsigned long a,
+			 unsigned long b, unsigned long c)
+{
+	pthread_t th;
+	long tid;
+
+	if (pthread_create(&th, NULL, thread_fn, NULL))
+		return -1;
+	while (!(tid = __atomic_load_n(&setup_thread_fn_tid,
+				       __ATOMIC_ACQUIRE)))
+		usleep(1000);
+	return tid;
+}
+
+TEST_F(pvm, target_thread)
+{
+	long tid = pvm_target_start(&self->t2, setup_thread, 0, 0, 0);
+
+	ASSERT_GT(tid, 0);
+	ASSERT_NE(self->t2.pid, tid);
+	/* a TID names its thread group's mm; t2 has the parent's SEED_P */
+	xfer_ok(_metadata, self->write, tid, &self->t2, self->local,
+		RADDR(100), 3 * self->page, SEED_P, 100);
+}
+
+TEST_F(pvm, target_self)
+{
+	uint8_t *a = self->region + 17;
+	size_t len = 2 * self->page + 5;
+
+	if (self->write) {
+		pvm_fill(self->local, len, SEED_L);
+		ASSERT_EQ(len, pvm_res(pvm_rw1(true, getpid(), self->local,
+					       (unsigned long)a, len)));
+		ASSERT_EQ(-1, pvm_check(a, len, SEED_L));
+		ASSERT_EQ(-1, pvm_check_at(a + len, 100, SEED_P, 17 + len));
+	} else {
+		memset(self->local, SENTINEL, LOCAL_SZ);
+		ASSERT_EQ(len, pvm_res(pvm_rw1(false, getpid(), self->local,
+					       (unsigned long)a, len)));
+		ASSERT_EQ(-1, pvm_check_at(self->local, len, SEED_P, 17));
+		ASSERT_EQ(SENTINEL, self->local[len]);
+	}
+}
+
+/* ---- remote and local faults ------------------------------------------ */
+
+TEST_F(pvm, remote_bad_address)
+{
+	struct iovec l = { self->local, 16 };
+	struct iovec r = { NULL, 1 };
+	uint8_t *hole = pvm_hole(self->page);
+	bool w = self->write;
+
+	/* permitted: a NULL remote address faults (UCX probes this) */
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, &l, 1, &r, 1)));
+	r.iov_base = hole;
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, &l, 1, &r, 1)));
+	if (HAVE_64) {
+		r.iov_base = KERNEL_PTR;
+		ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, &l, 1, &r,
+						  1)));
+	}
+	r.iov_base = (void *)(~0UL & ~(self->page - 1));
+	r.iov_len = self->page;
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, &l, 1, &r, 1)));
+}
+
+TEST_F(pvm, remote_fault_stops_copy)
+{
+	uint8_t *hole = pvm_hole(self->page);
+	struct iovec l = { self->local, 200 };
+	struct iovec r[3] = { { RPTR(100), 50 }, { hole, 10 },
+			      { RPTR(300), 30 } };
+
+	ASSERT_TRUE(hole != NULL);
+	/* stops at the first remote fault although r[2] is valid */
+	run_call(_metadata, self, &l, 1, r, 3, 50);
+	/* a fault before any byte is an error */
+	run_call(_metadata, self, &l, 1, r + 1, 2, -EFAULT);
+}
+
+static long setup_holey(struct pvm_target *t, unsigned long page,
+			unsigned long b, unsigned long c)
+{
+	uint8_t *p = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 0;
+	pvm_fill(p, 3 * page, SEED_R);
+	munmap(p + page, page);
+	return (long)p;
+}
+
+TEST_F(pvm, remote_hole_partial)
+{
+	size_t pg = self->page;
+	unsigned long base = pvm_target_start(&self->t2, setup_holey, pg, 0, 0);
+	bool w = self->write;
+
+	ASSERT_NE(0, base);
+	/* straddling into the hole: the bytes before it */
+	if (w)
+		pvm_fill(self->local, 3 * pg, SEED_L);
+	ASSERT_EQ(10, pvm_res(pvm_rw1(w, self->t2.pid, self->local,
+				      base + pg - 10, 20)));
+	ASSERT_EQ(pg, pvm_res(pvm_rw1(w, self->t2.pid, self->local, base,
+				      3 * pg)));
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw1(w, self->t2.pid, self->local,
+					   base + pg, 2 * pg)));
+	if (w) {
+		ASSERT_EQ(-1, pvm_target_call(&self->t2, pvm_cmd_check, base,
+					      pg, SEED_L));
+		remote_is(_metadata, &self->t2, base + 2 * pg, pg, SEED_R,
+			  2 * pg);
+	} else {
+		ASSERT_EQ(-1, pvm_check(self->local, pg, SEED_R));
+	}
+}
+
+TEST_F(pvm, remote_zero_len_skipped)
+{
+	struct iovec l = { self->local, 100 };
+	struct iovec r[5] = { { NULL, 0 }, { RPTR(10), 10 }, { (void *)1, 0 },
+			      { KERNEL_PTR, 0 }, { RPTR(5000), 10 } };
+
+	run_call(_metadata, self, &l, 1, r, 5, 20);
+}
+
+TEST_F(pvm, local_fault)
+{
+	uint8_t *hole = pvm_hole(self->page);
+	uint8_t *none = pvm_map(self->page, PROT_NONE,
+				MAP_PRIVATE | MAP_ANONYMOUS);
+	uint8_t *ro = pvm_map(self->page, PROT_READ,
+			      MAP_PRIVATE | MAP_ANONYMOUS);
+	struct iovec l[3] = { { self->local, 10 }, { hole, 10 },
+			      { self->local + 100, 10 } };
+	struct iovec r = { self->region, 30 };
+	bool w = self->write;
+
+	ASSERT_TRUE(none != NULL);
+	ASSERT_TRUE(ro != NULL);
+	/* passes access_ok() but faults: partial, or EFAULT if nothing */
+	prep(_metadata, self);
+	ASSERT_EQ(10, pvm_res(pvm_rw(w, self->t.pid, l, 3, &r, 1)));
+	verify(_metadata, self, l, 1, &r, 1, 10);
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, l + 1, 2, &r, 1)));
+	l[1].iov_base = none;
+	ASSERT_EQ(10, pvm_res(pvm_rw(w, self->t.pid, l, 3, &r, 1)));
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw(w, self->t.pid, l + 1, 1, &r, 1)));
+	/* a read-only local buffer is a fine source but no destination */
+	l[1].iov_base = ro;
+	ASSERT_EQ(w ? 30 : 10, pvm_res(pvm_rw(w, self->t.pid, l, 3, &r, 1)));
+	munmap(none, self->page);
+	munmap(ro, self->page);
+}
+
+/* ---- iovec shapes ----------------------------------------------------- */
+
+#define END ((size_t)-1)
+
+struct shape {
+	const char *name;
+	size_t lstart, lgap, rstart, rgap;
+	size_t l[12], r[12];
+};
+
+static const struct shape shapes[] = {
+	{ "1:1 page", 0, 0, 0, 0, { 4096, END }, { 4096, END } },
+	{ "1:1 straddle", 8190, 0, 4095, 0, { 3, END }, { 3, END } },
+	{ "1:1 odd", 4000, 0, 77, 0, { 3 * 4096 + 123, END },
+	  { 3 * 4096 + 123, END } },
+	{ "1:N", 1, 0, 4090, 13, { 20000, END },
+	  { 1, 4095, 4097, 3, 1803, 0, 7777, END } },
+	{ "N:1", 4093, 5, 4091, 0, { 1, 2, 3, 4095, 4097, 8191, 0, 11, END },
+	  { 16400, END } },
+	{ "N:M", 3, 4099, 4094, 1, { 5, 0, 4099, 1, 0, 3000, 8193, END },
+	  { 4097, 0, 2, 6000, 0, 5198, 0, END } },
+	{ "more local", 0, 0, 4000, 100, { 10000, END }, { 100, 200, END } },
+	{ "more remote", 4095, 1, 0, 0, { 100, 50, END }, { 10000, END } },
+	{ "zero entries", 0, 7, 4096, 9, { 0, 0, 10, 0, END },
+	  { 0, 3, 0, 0, 7, 0, END } },
+	{ "multi page entries", 12, 4096, 1, 8192,
+	  { 17 * 4096 + 1, 5 * 4096, 3, END },
+	  { 2 * 4096 - 1, 40 * 4096 + 7, END } },
+};
+
+/* Lay out iovecs back to back with @gap bytes in between */
+static int layout(struct iovec *iov, uint8_t *base, size_t start, size_t gap,
+		  const size_t *lens)
+{
+	size_t pos = start;
+	int n;
+
+	for (n = 0; lens[n] != END; n++) {
+		iov[n] = (struct iovec){ base + pos, lens[n] };
+		pos += lens[n] + gap;
+	}
+	return n;
+}
+
+TEST_F(pvm, shapes)
+{
+	struct iovec lv[12], rv[12];
+	size_t i;
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		const struct shape *s = &shapes[i];
+		int nl = layout(lv, self->local, s->lstart, s->lgap, s->l);
+		int nr = layout(rv, self->region, s->rstart, s->rgap, s->r);
+		size_t sl = pvm_iov_sum(lv, nl), sr = pvm_iov_sum(rv, nr);
+
+		TH_LOG("shape %s", s->name);
+		run_call(_metadata, self, lv, nl, rv, nr, sl < sr ? sl : sr);
+	}
+}
+
+TEST_F(pvm, iov_max_entries)
+{
+	struct iovec *lv = calloc(IOV_MAX, sizeof(*lv));
+	struct iovec *rv = calloc(IOV_MAX, sizeof(*rv));
+	struct iovec onel = { self->local + 1, 3 * self->page };
+	struct iovec oner = { self->region + 1, 3 * self->page };
+	size_t lpos = 0, rpos = 5, sl, sr;
+	int i;
+
+	ASSERT_TRUE(lv != NULL);
+	ASSERT_TRUE(rv != NULL);
+	for (i = 0; i < IOV_MAX; i++) {
+		size_t ll = (i * 7) % 13, rl = (i * 5) % 11;
+
+		if (i % 64 == 3)
+			rl += self->page;
+		lv[i] = (struct iovec){ self->local + lpos, ll };
+		rv[i] = (struct iovec){ self->region + rpos, rl };
+		lpos += ll + 3;
+		rpos += rl + 1;
+	}
+	sl = pvm_iov_sum(lv, IOV_MAX);
+	sr = pvm_iov_sum(rv, IOV_MAX);
+	ASSERT_LT(sl, sr);
+	run_call(_metadata, self, lv, IOV_MAX, rv, IOV_MAX, sl);
+	run_call(_metadata, self, &onel, 1, rv, IOV_MAX, 3 * self->page);
+	run_call(_metadata, self, lv, IOV_MAX, &oner, 1, sl);
+	free(lv);
+	free(rv);
+}
+
+/* Larger than one batch of pinned pages (PVM_MAX_USER_PAGES, 4 MiB) */
+TEST_F(pvm, large)
+{
+	size_t len = (5UL << 20) + 777;
+	unsigned long base;
+	uint8_t *buf = pvm_map_anon(6UL << 20);
+
+	ASSERT_TRUE(buf != NULL);
+	base = pvm_target_call(&self->t, pvm_cmd_mmap, 6UL << 20,
+			       PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	ASSERT_NE(0, base);
+	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill, base, 6UL << 20,
+				     SEED_R));
+	xfer_ok(_metadata, self->write, self->t.pid, &self->t, buf, base + 333,
+		len, SEED_R, 333);
+	munmap(buf, 6UL << 20);
+}
+
+/* ---- kinds of remote memory ------------------------------------------- */
+
+TEST_F(pvm, anon_private)
+{
+	xfer_ok(_metadata, self->write, self->t.pid, &self->t, self->local,
+		RADDR(123), REGION_SZ - 200, SEED_R, 123);
+}
+
+/*
+ * A MAP_SHARED mapping of @fd (anonymous if -1) created before fork(): the
+ * target's copy is the parent's, and for files the page cache.
+ */
+static void shared_case(struct __test_metadata *_metadata,
+			FIXTURE_DATA(pvm) *self, int fd)
+{
+	size_t pg = self->page, len = 3 * pg + 11;
+	int flags = MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0);
+	uint8_t *m, *buf = malloc(len);
+
+	ASSERT_TRUE(buf != NULL);
+	if (fd >= 0)
+		ASSERT_EQ(0, ftruncate(fd, 4 * pg));
+	m = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, flags, fd, 0);
+	ASSERT_TRUE(m != MAP_FAILED);
+	pvm_fill(m, 4 * pg, SEED_R);
+	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
+	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
+		(unsigned long)m + 7, len, SEED_R, 7);
+	if (self->write) {
+		/* reached the shared object */
+		ASSERT_EQ(-1, pvm_check(m + 7, len, SEED_L));
+		ASSERT_EQ(-1, pvm_check_at(m, 7, SEED_R, 0));
+		if (fd >= 0) {
+			ASSERT_EQ(len, pread(fd, buf, len, 7));
+			ASSERT_EQ(-1, pvm_check(buf, len, SEED_L));
+		}
+	} else if (fd >= 0) {
+		/* data written to the file is what the target reads */
+		pvm_fill(buf, len, SEED_P);
+		ASSERT_EQ(len, pwrite(fd, buf, len, 7));
+		xfer_ok(_metadata, false, self->t2.pid, &self->t2,
+			self->local, (unsigned long)m + 7, len, SEED_P, 0);
+	}
+	munmap(m, 4 * pg);
+	free(buf);
+}
+
+static int tmp_file(void)
+{
+	char path[] = "/tmp/process_vm_test.XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+TEST_F(pvm, shared_anon)
+{
+	shared_case(_metadata, self, -1);
+}
+
+TEST_F(pvm, shared_memfd)
+{
+	self->fd = memfd_create("process_vm_test", MFD_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	shared_case(_metadata, self, self->fd);
+}
+
+TEST_F(pvm, shared_file)
+{
+	self->fd = tmp_file();
+	if (self->fd < 0)
+		SKIP(return, "cannot create a file in /tmp: %s",
+		     strerror(errno));
+	shared_case(_metadata, self, self->fd);
+}
+
+TEST_F(pvm, private_after_fork)
+{
+	size_t pg = self->page, len = 5 * pg;
+	uint8_t *m = pvm_map_anon(len);
+	struct pvm_target t3;
+
+	ASSERT_TRUE(m != NULL);
+	pvm_fill(m, len, SEED_P);
+	/* two targets share the pages copy-on-write with us */
+	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
+	ASSERT_EQ(0, pvm_target_start(&t3, NULL, 0, 0, 0));
+	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
+		(unsigned long)m + 1, len - 2, SEED_P, 1);
+	/* the write broke COW in t2 only */
+	ASSERT_EQ(-1, pvm_check(m, len, SEED_P));
+	ASSERT_EQ(-1, pvm_target_call(&t3, pvm_cmd_check, (unsigned long)m,
+				      len, SEED_P));
+	if (self->write)
+		remote_is(_metadata, &self->t2, (unsigned long)m, 1, SEED_P,
+			  0);
+	pvm_target_stop(&t3);
+	munmap(m, len);
+}
+
+TEST_F(pvm, private_file)
+{
+	size_t pg = self->page, len = 2 * pg;
+	uint8_t *m, *buf = malloc(len);
+
+	ASSERT_TRUE(buf != NULL);
+	self->fd = tmp_file();
+	if (self->fd < 0)
+		SKIP(return, "cannot create a file in /tmp: %s",
+		     strerror(errno));
+	pvm_fill(buf, len, SEED_P);
+	ASSERT_EQ(len, pwrite(self->fd, buf, len, 0));
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, self->fd, 0);
+	ASSERT_TRUE(m != MAP_FAILED);
+	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
+	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
+		(unsigned long)m + 3, len - 6, SEED_P, 3);
+	/* a write to a private file mapping does not reach the file */
+	memset(buf, 0, len);
+	ASSERT_EQ(len, pread(self->fd, buf, len, 0));
+	ASSERT_EQ(-1, pvm_check(buf, len, SEED_P));
+	ASSERT_EQ(-1, pvm_check(m, len, SEED_P));
+	munmap(m, len);
+	free(buf);
+}
+
+TEST_F(pvm, readonly_file)
+{
+	size_t pg = self->page, len = 2 * pg;
+	uint8_t *m, *buf = malloc(len);
+
+	ASSERT_TRUE(buf != NULL);
+	self->fd = tmp_file();
+	if (self->fd < 0)
+		SKIP(return, "cannot create a file in /tmp: %s",
+		     strerror(errno));
+	pvm_fill(buf, len, SEED_P);
+	ASSERT_EQ(len, pwrite(self->fd, buf, len, 0));
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_TRUE(m != MAP_FAILED);
+	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
+	if (self->write) {
+		/* no FOLL_FORCE: a read-only mapping is not written */
+		pvm_fill(self->local, len, SEED_L);
+		ASSERT_EQ(-EFAULT, pvm_res(pvm_rw1(true, self->t2.pid,
+						   self->local,
+						   (unsigned long)m, len)));
+	} else {
+		xfer_ok(_metadata, false, self->t2.pid, &self->t2,
+			self->local, (unsigned long)m, len, SEED_P, 0);
+	}
+	ASSERT_EQ(len, pread(self->fd, buf, len, 0));
+	ASSERT_EQ(-1, pvm_check(buf, len, SEED_P));
+	munmap(m, len);
+	free(buf);
+}
+
+/* One call on the fixture while page 1 of the region has @prot */
+static void prot_call(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(pvm) *self, int prot,
+		      const struct iovec *r, long expect)
+{
+	struct iovec l = { self->local, 3 * self->page };
+	unsigned long pg1 = RADDR(self->page);
+	long ret;
+
+	prep(_metadata, self);
+	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_mprotect, pg1,
+				     self->page, prot));
+	ret = pvm_res(pvm_rw(self->write, self->t.pid, &l, 1, r, 1));
+	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_mprotect, pg1,
+				     self->page, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(expect, ret);
+	verify(_metadata, self, &l, 1, r, 1, expect < 0 ? 0 : expect);
+}
+
+/* Accesses stop at a page with @prot; no FOLL_FORCE */
+static void prot_case(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(pvm) *self, int prot, bool readable)
+{
+	size_t pg = self->page;
+	struct iovec r = { RPTR(pg), pg };
+	struct iovec r3 = { RPTR(0), 3 * pg };
+	bool fails = self->write || !readable;
+
+	prot_call(_metadata, self, prot, &r, fails ? -EFAULT : pg);
+	prot_call(_metadata, self, prot, &r3, fails ? pg : 3 * pg);
+}
+
+TEST_F(pvm, remote_readonly)
+{
+	prot_case(_metadata, self, PROT_READ, true);
+}
+
+TEST_F(pvm, remote_prot_none)
+{
+	prot_case(_metadata, self, PROT_NONE, false);
+}
+
+TEST_F(pvm, thp)
+{
+	uint8_t *m = pvm_map_aligned(2 * SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS);
+	unsigned long base = (unsigned long)m;
+
+	ASSERT_TRUE(m != NULL);
+	if (madvise(m, 2 * SZ_2M, MADV_HUGEPAGE))
+		SKIP(return, "MADV_HUGEPAGE: %s", strerror(errno));
+	/* the target faults the range in, as huge pages if it can */
+	ASSERT_EQ(0, pvm_target_start(&self->t2, pvm_cmd_fill, base,
+				      2 * SZ_2M, SEED_R));
+	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
+		base + SZ_2M - LOCAL_SZ / 2 - 1, LOCAL_SZ - 2, SEED_R,
+		SZ_2M - LOCAL_SZ / 2 - 1);
+	remote_is(_metadata, &self->t2, base, 4096, SEED_R, 0);
+	munmap(m, 2 * SZ_2M);
+}
+
+static long hugepages_free(void)
+{
+	char line[128];
+	long val = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "HugePages_Free: %ld", &val) == 1)
+			break;
+	fclose(f);
+	return val;
+}
+
+TEST_F(pvm, hugetlb)
+{
+	const char *nr = "/proc/sys/vm/nr_hugepages";
+	long free_pages = hugepages_free(), total = pvm_read_long(nr);
+	unsigned long base;
+
+	if (free_pages < 2 && total >= 0 &&
+	    !pvm_write_long(nr, total + 2 - free_pages))
+		self->saved_nr_hugepages = total;
+	if (hugepages_free() < 2)
+		SKIP(return, "cannot reserve 2 huge pages");
+	base = pvm_target_call(&self->t, pvm_cmd_mmap, 2 * SZ_2M,
+			       PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_HUGETLB);
+	if (!base)
+		SKIP(return, "MAP_HUGETLB of default huge pages failed");
+	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill, base, 2 * SZ_2M,
+				     SEED_R));
+	xfer_ok(_metadata, self->write, self->t.pid, &self->t, self->local,
+		base + SZ_2M - 100, LOCAL_SZ - 1, SEED_R, SZ_2M - 100);
+	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_munmap, base,
+				     2 * SZ_2M, 0));
+}
+
+static long setup_secret(struct pvm_target *t, unsigned long len,
+			 unsigned long b, unsigned long c)
+{
+	int fd = syscall(__NR_memfd_secret, 0);
+	void *p;
+
+	if (fd < 0)
+		return errno == ENOSYS ? 1 : 2;
+	if (ftruncate(fd, len))
+		return 3;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return 4;
+	memset(p, 0x5a, len);
+	return (long)p;
+}
+
+TEST_F(pvm, memfd_secret)
+{
+	long ret = pvm_target_start(&self->t2, setup_secret, self->page, 0, 0);
+
+	if (ret == 1)
+		SKIP(return, "memfd_secret() not available (ENOSYS)");
+	ASSERT_NE(2, ret);
+	ASSERT_NE(3, ret);
+	ASSERT_NE(4, ret);
+	/* secret memory cannot be pinned by anybody */
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw1(self->write, self->t2.pid,
+					   self->local, ret, 16)));
+	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw1(self->write, self->t2.pid,
+					   self->local, ret + 100, 1)));
+}
+
+/*
+ * userfaultfd: a handler thread in the target resolves missing pages.  It
+ * marks each page in @seen before UFFDIO_COPY wakes the faulting copy.
+ */
+struct uffd_ctx {
+	int uffd;
+	unsigned long base, len;
+	unsigned long seen;
+};
+
+static struct uffd_ctx uffd_ctx;
+
+static void *uffd_handler(void *arg)
+{
+	struct uffd_ctx *u = arg;
+	size_t pg = PVM_PAGE;
+	uint8_t *page = malloc(pg);
+
+	for (;;) {
+		struct uffd_msg msg;
+		struct uffdio_copy copy;
+		unsigned long addr;
+
+		if (read(u->uffd, &msg, sizeof(msg)) != sizeof(msg))
+			continue;
+		if (msg.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		addr = msg.arg.pagefault.address & ~(pg - 1);
+		__atomic_or_fetch(&u->seen, 1UL << ((addr - u->base) / pg),
+				  __ATOMIC_RELEASE);
+		pvm_fill_at(page, pg, SEED_R, addr - u->base);
+		copy = (struct uffdio_copy){ .dst = addr,
+					     .src = (unsigned long)page,
+					     .len = pg };
+		ioctl(u->uffd, UFFDIO_COPY, &copy);
+	}
+	return NULL;
+}
+
+static int uffd_open(void)
+{
+	int fd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	int dev;
+
+	if (fd >= 0)
+		return fd;
+	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -1;
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
+	close(dev);
+	return fd;
+}
+
+static long setup_uffd(struct pvm_target *t, unsigned long len,
+		       unsigned long b, unsigned long c)
+{
+	struct uffd_ctx *u = &uffd_ctx;
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	pthread_t th;
+	void *p;
+
+	u->uffd = uffd_open();
+	if (u->uffd < 0)
+		return 1;
+	if (ioctl(u->uffd, UFFDIO_API, &api))
+		return 2;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 3;
+	u->base = (unsigned long)p;
+	u->len = len;
+	reg.range.start = u->base;
+	reg.range.len = len;
+	if (ioctl(u->uffd, UFFDIO_REGISTER, &reg))
+		return 4;
+	if (pthread_create(&th, NULL, uffd_handler, u))
+		return 5;
+	return (long)p;
+}
+
+static long cmd_uffd_seen(struct pvm_target *t, unsigned long a,
+			    unsigned long b, unsigned long c)
+{
+	return __atomic_load_n(&uffd_ctx.seen, __ATOMIC_ACQUIRE);
+}
+
+TEST_F(pvm, userfaultfd)
+{
+	size_t pg = self->page;
+	long base = pvm_target_start(&self->t2, setup_uffd, 4 * pg, 0, 0);
+
+	if (base == 1)
+		SKIP(return, "userfaultfd unavailable: %s", strerror(errno));
+	ASSERT_GT((unsigned long)base, 5);
+	/* the copy waits for the handler, then completes */
+	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
+		base + 100, 4 * pg - 200, SEED_R, 100);
+	/* every page was resolved by the handler */
+	ASSERT_EQ(0xf, pvm_target_call(&self->t2, cmd_uffd_seen, 0, 0, 0));
+	if (self->write)
+		remote_is(_metadata, &self->t2, base, 100, SEED_R, 0);
+}
+
+/* ---- MAX_RW_COUNT ------------------------------------------------------ */
+
+static long setup_two_2m(struct pvm_target *t, unsigned long a,
+			 unsigned long b, unsigned long c)
+{
+	uint8_t *p = mmap(NULL, 2 * SZ_2M, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 0;
+	pvm_fill(p, SZ_2M, SEED_R);
+	pvm_fill(p + SZ_2M, SZ_2M, SEED_R + 1);
+	return (long)p;
+}
+
+/*
+ * 1024 x 2 MiB on each side, all but the last entry aliasing one buffer:
+ * the local total of 2 GiB is cut to MAX_RW_COUNT in the last local entry.
+ */
+TEST_F_TIMEOUT(pvm, max_rw_count_iovecs, 300)
+{
+	struct iovec *lv = calloc(IOV_MAX, sizeof(*lv));
+	struct iovec *rv = calloc(IOV_MAX, sizeof(*rv));
+	uint8_t *a = pvm_map_anon(2 * SZ_2M), *b = a + SZ_2M;
+	size_t tail = SZ_2M - (1024 * SZ_2M - PVM_MAX_RW);
+	unsigned long base;
+	int i;
+
+	ASSERT_TRUE(lv != NULL);
+	ASSERT_TRUE(rv != NULL);
+	ASSERT_TRUE(a != NULL);
+	ASSERT_EQ(PVM_MAX_RW, (size_t)INT_MAX + 1 - self->page);
+	base = pvm_target_start(&self->t2, setup_two_2m, 0, 0, 0);
+	ASSERT_NE(0, base);
+	for (i = 0; i < IOV_MAX; i++) {
+		lv[i] = (struct iovec){ a, SZ_2M };
+		rv[i] = (struct iovec){ (void *)base, SZ_2M };
+	}
+	lv[IOV_MAX - 1].iov_base = b;
+	rv[IOV_MAX - 1].iov_base = (void *)(base + SZ_2M);
+	pvm_fill(a, SZ_2M, SEED_L);
+	if (self->write)
+		pvm_fill(b, SZ_2M, SEED_L + 1);
+	else
+		memset(b, SENTINEL, SZ_2M);
+	ASSERT_EQ(PVM_MAX_RW, pvm_res(pvm_rw(self->write, self->t2.pid, lv,
+					     IOV_MAX, rv, IOV_MAX)));
+	if (self->write) {
+		remote_is(_metadata, &self->t2, base + SZ_2M, tail,
+			  SEED_L + 1, 0);
+		remote_is(_metadata, &self->t2, base + SZ_2M + tail,
+			  SZ_2M - tail, SEED_R + 1, tail);
+	} else {
+		ASSERT_EQ(-1, pvm_check(b, tail, SEED_R + 1));
+		ASSERT_EQ(-1, pvm_check_byte(b + tail, SZ_2M - tail,
+					     SENTINEL));
+	}
+	munmap(a, 2 * SZ_2M);
+	free(lv);
+	free(rv);
+}
+
+/*
+ * One local iovec of 2 GiB over a window that maps one 2 MiB memfd 1024
+ * times (no memory cost): clamped to MAX_RW_COUNT.
+ */
+TEST_F_TIMEOUT(pvm, max_rw_count_single, 300)
+{
+	size_t win = IOV_MAX * SZ_2M;
+	struct iovec *rv = calloc(IOV_MAX, sizeof(*rv));
+	struct iovec l;
+	unsigned long base;
+	uint8_t *w;
+	int i;
+
+	if (!HAVE_64)
+		SKIP(return, "needs a 64-bit address space");
+	ASSERT_TRUE(rv != NULL);
+	self->fd = memfd_create("process_vm_test", MFD_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ftruncate(self->fd, SZ_2M));
+	w = pvm_map(win, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		    MAP_NORESERVE);
+	ASSERT_TRUE(w != NULL);
+	for (i = 0; i < IOV_MAX; i++)
+		ASSERT_TRUE(mmap(w + i * SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_FIXED, self->fd, 0) ==
+			    w + i * SZ_2M);
+	pvm_fill(w, SZ_2M, SEED_L);
+	ASSERT_EQ(-1, pvm_check(w + win - SZ_2M, SZ_2M, SEED_L));
+	base = pvm_target_start(&self->t2, setup_two_2m, 0, 0, 0);
+	ASSERT_NE(0, base);
+	for (i = 0; i < IOV_MAX; i++)
+		rv[i] = (struct iovec){ (void *)base, SZ_2M };
+	rv[IOV_MAX - 1].iov_base = (void *)(base + SZ_2M);
+	l = (struct iovec){ w, win };
+	ASSERT_EQ(PVM_MAX_RW, pvm_res(pvm_rw(self->write, self->t2.pid, &l, 1,
+					     rv, IOV_MAX)));
+	if (self->write) {
+		remote_is(_metadata, &self->t2, base + SZ_2M,
+			  SZ_2M - self->page, SEED_L, 0);
+		remote_is(_metadata, &self->t2, base + 2 * SZ_2M - self->page,
+			  self->page, SEED_R + 1, SZ_2M - self->page);
+	} else {
+		/* the last page of the window was not written */
+		ASSERT_EQ(-1, pvm_check(w, SZ_2M - self->page, SEED_R + 1));
+		ASSERT_EQ(-1, pvm_check_at(w + SZ_2M - self->page,
+					   self->page, SEED_R, SZ_2M -
+					   self->page));
+	}
+	munmap(w, win);
+	free(rv);
+}
+
+TEST_HARNESS_MAIN
