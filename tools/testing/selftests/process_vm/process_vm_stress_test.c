@@ -93,12 +93,12 @@ static void access_once(struct __test_metadata *_metadata,
 	if (self->write)
 		return;
 	for (i = 0; i < (size_t)ret; i++) {
-		uint8_t c = self->local[i];
+		uint8_t c = self->local[i], want = pvm_pat(SEED_R, i);
 
-		if (c == pvm_pat(SEED_R, i) || (zero_ok && !c))
+		if (c == want || (zero_ok && !c))
 			continue;
 		TH_LOG("byte %zu of %ld is %#x", i, ret, c);
-		ASSERT_EQ(pvm_pat(SEED_R, i), c);
+		ASSERT_EQ(want, c);
 	}
 	/* bytes beyond the count are untouched */
 	ASSERT_EQ(-1, pvm_check_byte(self->local + ret, self->len - ret,
