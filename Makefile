@@ -29,9 +29,8 @@ KMAKE = $(MAKE) -s -C $(1)/src O=$(1)/obj CC="ccache gcc" -j$(JOBS)
 BZ_ours  := $(B)/ours/obj/arch/x86/boot/bzImage
 BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
-SELFTESTS := $(B)/selftests/process_vm/.stamp
 
-.PHONY: help deps tree kernel stock debug kernels headers selftests run check \
+.PHONY: help deps tree kernel stock debug kernels headers selftests tools run check \
 	stress bench patches clean distclean
 
 help:
@@ -67,7 +66,7 @@ $(B)/stock/src.stamp: $(B)/pristine.stamp
 	rm -rf $(B)/stock/src && mkdir -p $(B)/stock && cp -al $(PRISTINE) $(B)/stock/src
 	touch $@
 
-$(B)/ours/obj/.config: $(B)/ours/src.stamp kernel/configs/cma.config
+$(B)/ours/obj/.config: kernel/configs/cma.config $(PATCHES) | $(B)/ours/src.stamp
 	mkdir -p $(@D) && rm -f $@
 	$(call KMAKE,$(B)/ours) tinyconfig cma.config
 $(B)/stock/obj/.config: $(B)/stock/src.stamp $(B)/ours/obj/.config
@@ -81,32 +80,43 @@ $(B)/debug/obj/.config: $(B)/ours/obj/.config kernel/configs/cma-debug.config
 		kernel/configs/cma-debug.config > /dev/null
 	$(call KMAKE,$(B)/debug) olddefconfig
 
-kernel: $(B)/ours/obj/.config
+kernel: $(B)/ours/obj/.config $(B)/ours/src.stamp
 	$(call KMAKE,$(B)/ours) bzImage
 stock: $(B)/stock/obj/.config
 	$(call KMAKE,$(B)/stock) bzImage
-debug: $(B)/debug/obj/.config
+debug: $(B)/debug/obj/.config $(B)/ours/src.stamp
 	$(call KMAKE,$(B)/debug) bzImage
 kernels: kernel stock
 
 headers: kernel
 	$(call KMAKE,$(B)/ours) headers
 
+# Our suite, and the in-tree users of process_vm_readv that must keep
+# passing on our kernel.
+ST := $(B)/ours/src/tools/testing/selftests
 selftests: headers
-	$(MAKE) -s -C $(B)/ours/src/tools/testing/selftests/process_vm \
-		OUTPUT=$(B)/selftests/process_vm \
+	mkdir -p $(B)/selftests/process_vm $(B)/selftests/mm $(B)/selftests/x86
+	$(MAKE) -s -C $(ST)/process_vm OUTPUT=$(B)/selftests/process_vm \
 		KHDR_INCLUDES="-isystem $(B)/ours/obj/usr/include"
+	$(MAKE) -s -C $(ST)/mm OUTPUT=$(B)/selftests/mm \
+		KHDR_INCLUDES="-isystem $(B)/ours/obj/usr/include" \
+		$(B)/selftests/mm/memfd_secret
+	$(MAKE) -s -C $(ST)/x86 OUTPUT=$(B)/selftests/x86 \
+		$(B)/selftests/x86/test_vsyscall_64
 
-run: kernel selftests
-	$(VM) --kernel ours -- $(CURDIR)/scripts/cma/demo $(B)/selftests/process_vm
+tools: tree
+	$(MAKE) -s -C $(B)/ours/src/tools/process_vm OUTPUT=$(B)/tools
+
+run: kernel tools
+	$(VM) --kernel ours -- scripts/cma/demo $(B)/tools
 
 check: kernels selftests patches
 	scripts/cma/check
 
 stress: debug selftests
-	$(VM) --kernel debug --timeout 900 -- scripts/cma/stress $(B)/selftests/process_vm
+	scripts/cma/stress
 
-bench: kernels selftests
+bench: kernels tools
 	scripts/cma/bench $(if $(QUICK),--quick)
 
 patches: tree
