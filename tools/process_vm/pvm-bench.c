@@ -13,6 +13,13 @@
  * senders fill their buffers with a pattern derived from the round, the
  * receivers zero theirs and check the payload and the gaps afterwards.
  *
+ * Patterns: ping-pong (1 echoes every message back to 0), stream (0 sends
+ * back to back to 1), bcast (N readers take the message of 0 at once) and
+ * gather (0 takes one message from each of N sources).  A posted buffer
+ * is reused only after its copy completed, so streaming with the
+ * single-copy methods is back-to-back rendezvous.  memcpy is one process
+ * copying between two buffers: the single-copy limit.
+ *
  * Bandwidth is in MB/s (10^6 bytes per second).  Ping-pong reports
  * size / half round trip, the other patterns the aggregate payload rate.
  */
@@ -167,9 +174,9 @@ struct result {
 };
 
 static struct {
-	const struct method *methods[16];
+	const struct method *methods[32];
 	int nmethods;
-	int patterns[8];
+	int patterns[64];
 	int npatterns;
 	int n[8];
 	int nn;
@@ -871,6 +878,7 @@ static void child(int id)
 	alarm(opt.timeout);
 	if (opt.pin)
 		pin_cpu(id);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	ctl->pid[self] = getpid();
 	ctl->huge_pct[self] = 100;
@@ -1158,7 +1166,7 @@ static void add_size(char *s)
 		hi = parse_size(dash + 1);
 	}
 	for (; lo <= hi; lo *= 4) {
-		if (opt.nsizes == ARRAY_SIZE(opt.sizes))
+		if (opt.nsizes == (int)ARRAY_SIZE(opt.sizes))
 			die("too many sizes");
 		opt.sizes[opt.nsizes++] = lo;
 	}
@@ -1170,6 +1178,8 @@ static void add_method(char *s)
 
 	for (i = 0; i < (int)ARRAY_SIZE(methods); i++) {
 		if (!strcmp(s, "all") || !strcmp(s, methods[i].name)) {
+			if (opt.nmethods == (int)ARRAY_SIZE(opt.methods))
+				die("too many methods");
 			opt.methods[opt.nmethods++] = &methods[i];
 			if (strcmp(s, "all"))
 				return;
@@ -1183,9 +1193,16 @@ static void add_n(char *s)
 {
 	int n = atoi(s);
 
-	if (n < 1 || n > MAX_N || opt.nn == ARRAY_SIZE(opt.n))
+	if (n < 1 || n > MAX_N || opt.nn == (int)ARRAY_SIZE(opt.n))
 		die("bad N '%s' (1..%d)", s, MAX_N);
 	opt.n[opt.nn++] = n;
+}
+
+static void add_pattern_n(int p, int n)
+{
+	if (opt.npatterns == (int)ARRAY_SIZE(opt.patterns))
+		die("too many patterns");
+	opt.patterns[opt.npatterns++] = p * 16 + n;
 }
 
 /* "pingpong", "bcast" (every --n), "gather:4"; encoded as pattern * 16 + n */
@@ -1206,11 +1223,11 @@ static void add_pattern(char *s)
 		i = colon ? atoi(colon + 1) : 1;
 		if (i < 1 || i > MAX_N)
 			die("bad N in pattern");
-		opt.patterns[opt.npatterns++] = p * 16 + i;
+		add_pattern_n(p, i);
 		return;
 	}
-	for (i = 0; i < opt.nn && opt.npatterns < (int)ARRAY_SIZE(opt.patterns); i++)
-		opt.patterns[opt.npatterns++] = p * 16 + opt.n[i];
+	for (i = 0; i < opt.nn; i++)
+		add_pattern_n(p, opt.n[i]);
 }
 
 #define LIST_ADDER(fn, arr, cnt, names, what)				\
