@@ -225,14 +225,16 @@ TEST_F(pvm, flags_einval)
 	struct iovec l = { self->local, 16 }, r = { self->region, 16 };
 	bool w = self->write;
 
-	ASSERT_EQ(-EINVAL, pvm_res(pvm_rwf(w, self->t.pid, &l, 1, &r, 1, 1)));
+	/* Bits 0 and 1 are PROCESS_VM_PIDFD and _NOWAIT where supported. */
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rwf(w, self->t.pid, &l, 1, &r, 1,
+					   1UL << 2)));
 	ASSERT_EQ(-EINVAL, pvm_res(pvm_rwf(w, self->t.pid, &l, 1, &r, 1,
 					   1UL << 31)));
 	/* flags come first: bad everything else */
 	ASSERT_EQ(-EINVAL, pvm_res(pvm_rwf(w, -1, NULL, IOV_MAX + 1, NULL,
 					   IOV_MAX + 1, ~0UL)));
 	/* even before the zero-length shortcut */
-	ASSERT_EQ(-EINVAL, pvm_res(pvm_rwf(w, -1, NULL, 0, NULL, 0, 1)));
+	ASSERT_EQ(-EINVAL, pvm_res(pvm_rwf(w, -1, NULL, 0, NULL, 0, 1UL << 3)));
 	remote_is(_metadata, &self->t, RADDR(0), 16, SEED_R, 0);
 }
 
