@@ -24,6 +24,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <sys/wait.h>
+#include <linux/sched.h>
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
@@ -297,31 +298,41 @@ static inline void pvm_target_loop(struct pvm_target *t)
 }
 
 /*
- * Fork a target.  @setup (may be NULL) runs first in the child; its result
- * is the first response, which the parent returns (the child then serves
- * commands whatever the result).  Returns LONG_MIN on fork/pipe failure.
+ * Start a target created by clone3(@args) (e.g. with CLONE_PIDFD or
+ * set_tid; .exit_signal should be SIGCHLD), or by fork() if @args is NULL.
+ * @setup (may be NULL) runs first in the child; its result is the first
+ * response, which the parent returns (the child then serves commands
+ * whatever the result).  Returns LONG_MIN on clone/pipe failure, errno set.
  */
-static inline long pvm_target_start(struct pvm_target *t, pvm_fn setup,
-				    unsigned long a, unsigned long b,
-				    unsigned long c)
+static inline long pvm_target_start_clone(struct pvm_target *t,
+					  struct clone_args *args,
+					  pvm_fn setup, unsigned long a,
+					  unsigned long b, unsigned long c)
 {
-	int cp[2], rp[2];
+	int cp[2], rp[2], err;
 	long ret = 0;
 
 	t->pid = -1;
 	if (pipe(cp))
 		return LONG_MIN;
 	if (pipe(rp)) {
+		err = errno;
 		close(cp[0]);
 		close(cp[1]);
+		errno = err;
 		return LONG_MIN;
 	}
-	t->pid = fork();
+	if (args)
+		t->pid = syscall(__NR_clone3, args, sizeof(*args));
+	else
+		t->pid = fork();
 	if (t->pid < 0) {
+		err = errno;
 		close(cp[0]);
 		close(cp[1]);
 		close(rp[0]);
 		close(rp[1]);
+		errno = err;
 		return LONG_MIN;
 	}
 	if (t->pid == 0) {
@@ -342,6 +353,14 @@ static inline long pvm_target_start(struct pvm_target *t, pvm_fn setup,
 	if (pvm_read_full(t->resp, &ret, sizeof(ret)))
 		return LONG_MIN;
 	return ret;
+}
+
+/* pvm_target_start_clone() with fork(). */
+static inline long pvm_target_start(struct pvm_target *t, pvm_fn setup,
+				    unsigned long a, unsigned long b,
+				    unsigned long c)
+{
+	return pvm_target_start_clone(t, NULL, setup, a, b, c);
 }
 
 /* Start @fn in the target without waiting for it; 0 on success */
