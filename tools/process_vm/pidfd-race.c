@@ -171,7 +171,7 @@ static const char *recycle(struct proc *p, pid_t want, long max_forks)
 	return NULL;
 }
 
-static void usage(const char *prog)
+static void print_usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-n MAX_FORKS]\n", prog);
 	exit(2);
@@ -193,7 +193,7 @@ int main(int argc, char **argv)
 			max_forks = strtol(optarg, NULL, 0);
 			break;
 		default:
-			usage(argv[0]);
+			print_usage(argv[0]);
 		}
 	}
 

@@ -78,13 +78,6 @@ static bool pvm_flags_supported(void)
 	return !(ret < 0 && err == EINVAL);
 }
 
-#define REQUIRE_PVM_FLAGS()						\
-	do {								\
-		if (!pvm_flags_supported())				\
-			SKIP(return,					\
-			     "process_vm flags not supported by this kernel"); \
-	} while (0)
-
 /* ---- targets ---------------------------------------------------------- */
 
 /*
@@ -106,11 +99,12 @@ static long setup_target(struct pvm_target *t, unsigned long want,
 static long cmd_touch_read(struct pvm_target *t, unsigned long addr,
 			   unsigned long len, unsigned long c)
 {
-	volatile uint8_t *p = (void *)addr;
+	uint8_t *p = (void *)addr;
 	unsigned long i;
 
+	/* an atomic load is never optimised away, even with its value unused */
 	for (i = 0; i < len; i += PVM_PAGE)
-		(void)p[i];
+		(void)__atomic_load_n(&p[i], __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -286,7 +280,8 @@ TEST(pidfd_self)
 	struct iovec r = { .iov_base = src, .iov_len = sizeof(src) };
 	int pidfd;
 
-	REQUIRE_PVM_FLAGS();
+	if (!pvm_flags_supported())
+		SKIP(return, "process_vm flags not supported by this kernel");
 
 	pidfd = sys_pidfd_open(getpid(), 0);
 	ASSERT_GE(pidfd, 0);
@@ -322,7 +317,8 @@ TEST(pidfd_thread_leader)
 	struct iovec r = { .iov_base = src, .iov_len = sizeof(src) };
 	int pidfd;
 
-	REQUIRE_PVM_FLAGS();
+	if (!pvm_flags_supported())
+		SKIP(return, "process_vm flags not supported by this kernel");
 
 	pidfd = sys_pidfd_open(getpid(), PIDFD_THREAD);
 	if (pidfd < 0 && errno == EINVAL)
@@ -373,7 +369,8 @@ TEST(pidfd_thread_non_leader)
 	int pidfd, w;
 	char c;
 
-	REQUIRE_PVM_FLAGS();
+	if (!pvm_flags_supported())
+		SKIP(return, "process_vm flags not supported by this kernel");
 
 	ASSERT_EQ(0, pipe(ti.ready));
 	ASSERT_EQ(0, pipe(ti.quit));
@@ -421,7 +418,8 @@ TEST(pidfd_bad_fd)
 	int fds[16], nfds = 0, p[2], sk, closed, i, w;
 	unsigned int f;
 
-	REQUIRE_PVM_FLAGS();
+	if (!pvm_flags_supported())
+		SKIP(return, "process_vm flags not supported by this kernel");
 
 	/* Regular files. */
 	fds[nfds] = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
@@ -500,7 +498,8 @@ FIXTURE_SETUP(pvm)
 	self->pidfd = -1;
 	self->pidfd2 = -1;
 
-	REQUIRE_PVM_FLAGS();
+	if (!pvm_flags_supported())
+		SKIP(return, "process_vm flags not supported by this kernel");
 
 	psz = PVM_PAGE;
 	self->len = REGION_PAGES * psz;
@@ -568,7 +567,7 @@ TEST_F(pvm, clone3_pidfd_read_write)
 	size_t len = 3 * psz;
 
 	if (pvm_target_start_clone(&self->t, &args, setup_target, 0, 0, 0) &&
-	    self->t.pid < 0 && errno == ENOSYS)
+	    self->t.pid < 0 && pvm_syscall_missing(errno))
 		SKIP(return, "clone3 not supported");
 	ASSERT_GT(self->t.pid, 0);
 	ASSERT_GE(self->pidfd, 0);
@@ -1175,7 +1174,8 @@ FIXTURE_SETUP(uffd)
 	self->pidfd = -1;
 	self->area = NULL;
 
-	REQUIRE_PVM_FLAGS();
+	if (!pvm_flags_supported())
+		SKIP(return, "process_vm flags not supported by this kernel");
 
 	psz = PVM_PAGE;
 	self->len = 2 * psz;

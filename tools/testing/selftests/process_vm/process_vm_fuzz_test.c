@@ -165,9 +165,10 @@ FIXTURE_SETUP(fuzz)
 	ASSERT_EQ(mprotect(p + (SCRATCH_PAGES + 2) * PVM_PAGE, PVM_PAGE,
 			   PROT_NONE), 0);
 	f->scratch = p;
-	f->rng = getenv("PVM_FUZZ_SEED") ? strtoull(getenv("PVM_FUZZ_SEED"),
-						      NULL, 0) :
-		 (uint64_t)time(NULL) * 2654435761u | 1;
+	if (getenv("PVM_FUZZ_SEED"))
+		f->rng = strtoull(getenv("PVM_FUZZ_SEED"), NULL, 0);
+	else
+		f->rng = (uint64_t)time(NULL) * 2654435761u | 1;
 	TH_LOG("seed %#llx", (unsigned long long)f->rng);
 	f->target = fork();
 	ASSERT_GE(f->target, 0);

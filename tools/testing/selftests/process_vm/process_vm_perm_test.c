@@ -249,18 +249,26 @@ static bool yama_set(FIXTURE_DATA(perm) *self, long scope)
 	       pvm_yama_scope() == scope;
 }
 
-#define YAMA_OR_SKIP(scope) do {					\
-	if (pvm_yama_scope() < 0)					\
-		SKIP(return, "Yama is not enabled (no %s)",		\
-		     PVM_YAMA_SCOPE);					\
-	if (pvm_yama_scope() == 3)					\
-		SKIP(return, "Yama ptrace_scope is 3 until reboot");	\
-	ASSERT_TRUE(yama_set(self, scope));				\
-} while (0)
+/*
+ * Why a test cannot set ptrace_scope here, or NULL when it can.  The test
+ * SKIP()s with the reason itself: a skip from a helper would not end it.
+ */
+static const char *yama_unusable(void)
+{
+	if (pvm_yama_scope() < 0)
+		return "Yama is not enabled (no " PVM_YAMA_SCOPE ")";
+	if (pvm_yama_scope() == 3)
+		return "Yama ptrace_scope is 3 until reboot";
+	return NULL;
+}
 
 TEST_F(perm, yama_scope_0)
 {
-	YAMA_OR_SKIP(0);
+	const char *why = yama_unusable();
+
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_TRUE(yama_set(self, 0));
 	start_target(_metadata, self, UID_CALLER, true);
 	start_caller(_metadata, self, UID_CALLER, false);
 	expect_allowed(_metadata, self);
@@ -268,7 +276,11 @@ TEST_F(perm, yama_scope_0)
 
 TEST_F(perm, yama_scope_1)
 {
-	YAMA_OR_SKIP(1);
+	const char *why = yama_unusable();
+
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_TRUE(yama_set(self, 1));
 	/* the caller is the target's sibling, not its ancestor */
 	start_target(_metadata, self, UID_CALLER, true);
 	start_caller(_metadata, self, UID_CALLER, false);
@@ -289,7 +301,11 @@ TEST_F(perm, yama_scope_1)
 
 TEST_F(perm, yama_scope_2)
 {
-	YAMA_OR_SKIP(2);
+	const char *why = yama_unusable();
+
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_TRUE(yama_set(self, 2));
 	start_target(_metadata, self, UID_CALLER, true);
 	start_caller(_metadata, self, UID_CALLER, false);
 	ASSERT_EQ(0, pvm_target_call(&self->target, cmd_set_ptracer,

@@ -77,19 +77,20 @@ static void access_once(struct __test_metadata *_metadata,
 		memset(self->local, 0xa5, self->len);
 	ret = pvm_res(pvm_rw1(self->write, pid, self->local,
 			      (unsigned long)self->region, self->len));
-	if (ret == (long)self->len) {
-		self->full++;
-	} else if (ret > 0 && ret < (long)self->len) {
-		self->partial++;
-	} else if (ret == -EFAULT) {
+	if (ret == -EFAULT) {
 		self->efault++;
 		return;
-	} else if (ret == -ESRCH) {
+	}
+	if (ret == -ESRCH) {
 		self->esrch++;
 		return;
-	} else {
-		ASSERT_EQ(self->len, ret);
 	}
+	if (ret == (long)self->len)
+		self->full++;
+	else if (ret > 0 && ret < (long)self->len)
+		self->partial++;
+	else
+		ASSERT_EQ(self->len, ret);
 	if (self->write)
 		return;
 	for (i = 0; i < (size_t)ret; i++) {

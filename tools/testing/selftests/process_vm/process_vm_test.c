@@ -657,6 +657,8 @@ TEST_F(pvm, pins_balanced)
 	struct iovec r = { self->region, 5 * self->page };
 	struct iovec big = { self->local, LOCAL_SZ };
 	struct iovec rbig = { self->region, REGION_SZ };
+	unsigned long big_len = big.iov_len < rbig.iov_len ?
+				big.iov_len : rbig.iov_len;
 	long before, after = 0;
 	int try;
 
@@ -669,7 +671,7 @@ TEST_F(pvm, pins_balanced)
 			  pvm_res(pvm_rw(self->write, self->t.pid, l, 2, &r, 1)));
 		ASSERT_EQ(-EFAULT,
 			  pvm_res(pvm_rw(self->write, self->t.pid, l + 1, 1, &r, 1)));
-		ASSERT_EQ(LOCAL_SZ < REGION_SZ ? LOCAL_SZ : REGION_SZ,
+		ASSERT_EQ(big_len,
 			  pvm_res(pvm_rw(self->write, self->t.pid, &big, 1,
 					 &rbig, 1)));
 		after = pins_outstanding();
@@ -728,7 +730,7 @@ TEST_F(pvm, shapes)
 	struct iovec lv[12], rv[12];
 	size_t i;
 
-	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(shapes); i++) {
 		const struct shape *s = &shapes[i];
 		int nl = layout(lv, self->local, s->lstart, s->lgap, s->l);
 		int nr = layout(rv, self->region, s->rstart, s->rgap, s->r);
@@ -1054,7 +1056,7 @@ static long setup_secret(struct pvm_target *t, unsigned long len,
 	void *p;
 
 	if (fd < 0)
-		return errno == ENOSYS ? 1 : 2;
+		return pvm_syscall_missing(errno) ? 1 : 2;
 	if (ftruncate(fd, len))
 		return 3;
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -1164,7 +1166,7 @@ static long setup_uffd(struct pvm_target *t, unsigned long len,
 }
 
 static long cmd_uffd_seen(struct pvm_target *t, unsigned long a,
-			    unsigned long b, unsigned long c)
+			  unsigned long b, unsigned long c)
 {
 	return __atomic_load_n(&uffd_ctx.seen, __ATOMIC_ACQUIRE);
 }

@@ -595,6 +595,25 @@ static inline long long pvm_now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/*
+ * True when @err is what a system call this kernel does not implement fails
+ * with.  That is the errno of an invalid system call number, so ask the
+ * kernel for it once instead of spelling out the errno name at every call
+ * site; errno is left as it was.
+ */
+static inline bool pvm_syscall_missing(int err)
+{
+	static int no_syscall_err;
+	int saved = errno;
+
+	if (!no_syscall_err) {
+		syscall(-1L);
+		no_syscall_err = errno;
+		errno = saved;
+	}
+	return err == no_syscall_err;
+}
+
 /* Yama ptrace_scope, or -1 when Yama is absent. */
 #define PVM_YAMA_SCOPE "/proc/sys/kernel/yama/ptrace_scope"
 
