@@ -30,11 +30,13 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdalign.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdnoreturn.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,14 +56,13 @@
 #define MAX_LINKS	MAX_N
 #define MAX_SEGS	64
 #define MAX_REPEATS	64
-#define MAX_ITERS	(1UL << 24)
+#define MAX_ITERS	(16 * 1024 * 1024UL)
 #define FRAG		(32 * KiB)	/* shm fragment, as MPI sm transports */
 #define NSLOT		16		/* fragments in one shm ring */
 #define GUARD_SEND	0xa5		/* fills the page after the buffers */
 #define GUARD_RECV	0x5a
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define ROUND_UP(x, a)	((((x) + (a) - 1) / (a)) * (a))
 #define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE_REL(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
@@ -115,15 +116,16 @@ struct bufset {
 
 /* Rendezvous of a link, written by both ends. */
 struct link_ctl {
-	_Alignas(CACHELINE) uint64_t post;	/* seq of the posted buffer */
+	alignas(CACHELINE) uint64_t post;	/* seq of the posted buffer */
 	uint64_t addr;				/* its address */
-	_Alignas(CACHELINE) uint64_t done;	/* seq of the last copy */
+
+	alignas(CACHELINE) uint64_t done;	/* seq of the last copy */
 };
 
 struct ring {
-	_Alignas(CACHELINE) uint64_t head;	/* fragments written */
-	_Alignas(CACHELINE) uint64_t tail;	/* fragments consumed */
-	_Alignas(CACHELINE) char slot[NSLOT][FRAG];
+	alignas(CACHELINE) uint64_t head;	/* fragments written */
+	alignas(CACHELINE) uint64_t tail;	/* fragments consumed */
+	alignas(CACHELINE) char slot[NSLOT][FRAG];
 };
 
 struct link {
@@ -150,9 +152,9 @@ struct proc {
 };
 
 struct ctl {
-	_Alignas(CACHELINE) uint64_t bar_count;
-	_Alignas(CACHELINE) uint64_t bar_gen;
-	_Alignas(CACHELINE) int abort;
+	alignas(CACHELINE) uint64_t bar_count;
+	alignas(CACHELINE) uint64_t bar_gen;
+	alignas(CACHELINE) int abort;
 	uint64_t iters;		/* of the next round, 0: stop */
 	uint64_t rep_iters;	/* of each timed repeat */
 	int stage;		/* 0 warm-up, 1 calibration, 2 timed */
@@ -216,7 +218,7 @@ static double now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void die(const char *fmt, ...)
@@ -232,7 +234,7 @@ static void die(const char *fmt, ...)
 }
 
 /* End this process with a status for the parent; stop the others. */
-static void __attribute__((noreturn)) finish_proc(int st, const char *fmt, ...)
+static noreturn void finish_proc(int st, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -246,6 +248,11 @@ static void __attribute__((noreturn)) finish_proc(int st, const char *fmt, ...)
 
 #define fail(fmt, ...)	finish_proc(ST_FAIL, fmt, ##__VA_ARGS__)
 #define fail_errno(what) fail("%s: %s", what, strerror(errno))
+
+static inline size_t round_up(size_t x, size_t a)
+{
+	return (x + a - 1) / a * a;
+}
 
 static inline void cpu_relax(void)
 {
@@ -497,14 +504,14 @@ static void build_layout(size_t size, bool iov64)
 
 	lay.cnt = iov64 ? MAX_SEGS : 1;
 	chunk = size / lay.cnt;
-	gap = iov64 ? ROUND_UP(chunk / 4 ? chunk / 4 : 1, 64) : 0;
+	gap = iov64 ? round_up(chunk / 4 ? chunk / 4 : 1, 64) : 0;
 	for (i = 0; i < lay.cnt; i++) {
 		lay.off[i] = i * (chunk + gap);
 		lay.len[i] = chunk;
 	}
 	lay.len[lay.cnt - 1] += size % lay.cnt;
 	lay.span = lay.off[lay.cnt - 1] + lay.len[lay.cnt - 1];
-	lay.stride = ROUND_UP(lay.span, PAGE);
+	lay.stride = round_up(lay.span, PAGE);
 }
 
 static char *buf_at(const struct bufset *b, uint64_t k)
@@ -647,7 +654,7 @@ static void alloc_bufset(struct bufset *b)
 	char *p;
 
 	if (cfg.mem != MEM_4K)
-		len = ROUND_UP(len, HPAGE);
+		len = round_up(len, HPAGE);
 	if (cfg.mem == MEM_HUGETLB)
 		flags |= MAP_HUGETLB;
 	p = mmap(NULL, len + (cfg.mem == MEM_THP ? HPAGE : 0),
@@ -657,7 +664,7 @@ static void alloc_bufset(struct bufset *b)
 	if (p == MAP_FAILED)
 		fail_errno("mmap buffers");
 	if (cfg.mem == MEM_THP)
-		p = (char *)ROUND_UP((uintptr_t)p, HPAGE);
+		p = (char *)round_up((uintptr_t)p, HPAGE);
 	madvise(p, len, cfg.mem == MEM_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	memset(p, 0, len);
 	memset(p + b->nbuf * lay.stride, b->fill ? GUARD_SEND : GUARD_RECV, PAGE);
@@ -842,7 +849,7 @@ static void next_round(double t, uint64_t iters)
 		ctl->iters = iters * 2;
 		return;
 	}
-	est = iters * opt.target / (t > 0 ? t : 1e-9);
+	est = iters * opt.target / (t > 0 ? t : 1 / 1e9);
 	ctl->iters = est < 1 ? 1 : est > MAX_ITERS ? MAX_ITERS : (uint64_t)est;
 	ctl->stage = 2;
 }
@@ -1144,7 +1151,7 @@ static int lookup(const char *const *names, int n, const char *s, const char *wh
 }
 
 /* Call fn on each comma separated item of a copy of list. */
-static void for_each_item(const char *list, void (*fn)(char *item))
+static void parse_list(const char *list, void (*fn)(char *item))
 {
 	char *dup = strdup(list), *save, *tok;
 
@@ -1159,7 +1166,8 @@ static void add_size(char *s)
 	size_t lo, hi;
 
 	if (!dash) {
-		lo = hi = parse_size(s);
+		lo = parse_size(s);
+		hi = lo;
 	} else {
 		*dash = 0;
 		lo = parse_size(s);
@@ -1230,25 +1238,41 @@ static void add_pattern(char *s)
 		add_pattern_n(p, opt.n[i]);
 }
 
-#define LIST_ADDER(fn, arr, cnt, names, what)				\
-static void fn(char *s)							\
-{									\
-	int i;								\
-	for (i = 0; i < (int)ARRAY_SIZE(names); i++)			\
-		if (!strcmp(s, "all") || !strcmp(s, names[i]))		\
-			if (opt.cnt < (int)ARRAY_SIZE(opt.arr))		\
-				opt.arr[opt.cnt++] = i;			\
-	if (strcmp(s, "all"))						\
-		lookup(names, ARRAY_SIZE(names), s, what);		\
-}
-LIST_ADDER(add_mem, mems, nmems, mem_names, "memory type")
-LIST_ADDER(add_shape, shapes, nshapes, shape_names, "iovec shape")
-LIST_ADDER(add_cache, caches, ncaches, cache_names, "cache state")
-
-static void usage(int status)
+/* Append the index of s in names, or of all names, to arr[max]. */
+static void add_listed(const char *s, const char *const *names, int nnames,
+		       int *arr, int *cnt, int max, const char *what)
 {
-	printf(
-"usage: pvm-bench [options]\n"
+	int i;
+
+	for (i = 0; i < nnames; i++)
+		if (!strcmp(s, "all") || !strcmp(s, names[i]))
+			if (*cnt < max)
+				arr[(*cnt)++] = i;
+	if (strcmp(s, "all"))
+		lookup(names, nnames, s, what);
+}
+
+static void add_mem(char *s)
+{
+	add_listed(s, mem_names, ARRAY_SIZE(mem_names), opt.mems, &opt.nmems,
+		   ARRAY_SIZE(opt.mems), "memory type");
+}
+
+static void add_shape(char *s)
+{
+	add_listed(s, shape_names, ARRAY_SIZE(shape_names), opt.shapes,
+		   &opt.nshapes, ARRAY_SIZE(opt.shapes), "iovec shape");
+}
+
+static void add_cache(char *s)
+{
+	add_listed(s, cache_names, ARRAY_SIZE(cache_names), opt.caches,
+		   &opt.ncaches, ARRAY_SIZE(opt.caches), "cache state");
+}
+
+static void print_usage(int status)
+{
+	printf("usage: pvm-bench [options]\n"
 "  --methods LIST   cma-read,cma-write,shm,pipe,vmsplice,procmem,memcpy|all\n"
 "  --patterns LIST  pingpong,stream,bcast[:N],gather[:N]|all\n"
 "  --n LIST         N for bcast/gather without :N (default 1,2,4,8)\n"
@@ -1296,39 +1320,74 @@ static void parse_args(int argc, char **argv)
 	opt.pin = true;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'm': methods_s = optarg; break;
-		case 'p': patterns_s = optarg; break;
-		case 'n': n_s = optarg; break;
-		case 's': sizes_s = optarg; break;
-		case 'M': for_each_item(optarg, add_mem); break;
-		case 'S': for_each_item(optarg, add_shape); break;
-		case 'C': for_each_item(optarg, add_cache); break;
+		case 'm':
+			methods_s = optarg;
+			break;
+		case 'p':
+			patterns_s = optarg;
+			break;
+		case 'n':
+			n_s = optarg;
+			break;
+		case 's':
+			sizes_s = optarg;
+			break;
+		case 'M':
+			parse_list(optarg, add_mem);
+			break;
+		case 'S':
+			parse_list(optarg, add_shape);
+			break;
+		case 'C':
+			parse_list(optarg, add_cache);
+			break;
 		case 'F':
 			add_mem("all");
 			add_shape("all");
 			add_cache("all");
 			break;
-		case 'r': opt.repeats = atoi(optarg); break;
-		case 't': target = atof(optarg) / 1e3; break;
-		case 'N': opt.noise = atof(optarg) / 100; break;
-		case 'b': opt.budget = atof(optarg); break;
-		case 'T': opt.timeout = atoi(optarg); break;
-		case 'l': opt.label = optarg; break;
-		case 'c': opt.csv = optarg; break;
-		case 'q': quick = true; break;
-		case 'P': opt.pin = false; break;
-		case 'h': usage(0); break;
-		default: usage(2);
+		case 'r':
+			opt.repeats = atoi(optarg);
+			break;
+		case 't':
+			target = atof(optarg) / 1e3;
+			break;
+		case 'N':
+			opt.noise = atof(optarg) / 100;
+			break;
+		case 'b':
+			opt.budget = atof(optarg);
+			break;
+		case 'T':
+			opt.timeout = atoi(optarg);
+			break;
+		case 'l':
+			opt.label = optarg;
+			break;
+		case 'c':
+			opt.csv = optarg;
+			break;
+		case 'q':
+			quick = true;
+			break;
+		case 'P':
+			opt.pin = false;
+			break;
+		case 'h':
+			print_usage(0);
+			break;
+		default:
+			print_usage(2);
 		}
 	}
 	if (optind < argc)
-		usage(2);
-	for_each_item(n_s, add_n);
-	for_each_item(methods_s ? methods_s :
-		      quick ? "cma-read,cma-write,shm,pipe,memcpy" : "all", add_method);
-	for_each_item(patterns_s ? patterns_s :
-		      quick ? "pingpong,stream" : "all", add_pattern);
-	for_each_item(sizes_s ? sizes_s : quick ? "4K,64K,1M,16M" : "64-64M", add_size);
+		print_usage(2);
+	parse_list(n_s, add_n);
+	parse_list(methods_s ? methods_s :
+		   quick ? "cma-read,cma-write,shm,pipe,memcpy" : "all", add_method);
+	parse_list(patterns_s ? patterns_s :
+		   quick ? "pingpong,stream" : "all", add_pattern);
+	parse_list(sizes_s ? sizes_s : quick ? "4K,64K,1M,16M" : "64-64M", add_size);
 	if (!opt.nmems)
 		add_mem("4k");
 	if (!opt.nshapes)
@@ -1413,9 +1472,32 @@ static bool one(FILE *csv)
 	return r.st != ST_FAIL;
 }
 
+/* Set cfg to combination k of the option lists; false if it is not run. */
+static bool set_config(int k)
+{
+	int iz = k % opt.nsizes, id, ip, ic, is, im;
+
+	k /= opt.nsizes;
+	id = k % opt.nmethods;
+	k /= opt.nmethods;
+	ip = k % opt.npatterns;
+	k /= opt.npatterns;
+	ic = k % opt.ncaches;
+	k /= opt.ncaches;
+	is = k % opt.nshapes;
+	im = k / opt.nshapes;
+	cfg = (struct config){
+		.m = opt.methods[id], .pat = opt.patterns[ip] / 16,
+		.n = opt.patterns[ip] % 16, .mem = opt.mems[im],
+		.iov64 = opt.shapes[is], .cold = opt.caches[ic],
+		.size = opt.sizes[iz],
+	};
+	return !(cfg.m->kind == LOCAL && cfg.pat >= BCAST);
+}
+
 int main(int argc, char **argv)
 {
-	int im, is, ic, ip, id, iz, failed = 0, unrun = 0;
+	int k, total, failed = 0, unrun = 0;
 	double start = now();
 	FILE *csv = NULL;
 
@@ -1431,26 +1513,19 @@ int main(int argc, char **argv)
 		csv = fopen(opt.csv, "w");
 		if (!csv)
 			die("%s: %s", opt.csv, strerror(errno));
-		fprintf(csv, "kernel,method,pattern,n,mem,shape,cache,size,median_MBps,min_MBps,max_MBps,noisy,verified,repeats,iters,note\n");
+		fprintf(csv,
+			"kernel,method,pattern,n,mem,shape,cache,size,median_MBps,min_MBps,max_MBps,noisy,verified,repeats,iters,note\n");
 	}
 	printf("# pvm-bench  kernel %s  cpus %ld  llc %zu KiB  repeats %d  MB/s = 1e6 B/s\n",
 	       opt.label, sysconf(_SC_NPROCESSORS_ONLN), llc / KiB, opt.repeats);
 	printf("%-9s %-8s %2s %-7s %-6s %-4s %5s %10s %10s %10s  %s\n", "method",
 	       "pattern", "n", "mem", "shape", "cache", "size", "median", "min",
 	       "max", "status");
-	for (im = 0; im < opt.nmems; im++)
-	for (is = 0; is < opt.nshapes; is++)
-	for (ic = 0; ic < opt.ncaches; ic++)
-	for (ip = 0; ip < opt.npatterns; ip++)
-	for (id = 0; id < opt.nmethods; id++)
-	for (iz = 0; iz < opt.nsizes; iz++) {
-		cfg = (struct config){
-			.m = opt.methods[id], .pat = opt.patterns[ip] / 16,
-			.n = opt.patterns[ip] % 16, .mem = opt.mems[im],
-			.iov64 = opt.shapes[is], .cold = opt.caches[ic],
-			.size = opt.sizes[iz],
-		};
-		if (cfg.m->kind == LOCAL && cfg.pat >= BCAST)
+	/* Every combination of the option lists, sizes varying fastest. */
+	total = opt.nmems * opt.nshapes * opt.ncaches * opt.npatterns *
+		opt.nmethods * opt.nsizes;
+	for (k = 0; k < total; k++) {
+		if (!set_config(k))
 			continue;
 		if (opt.budget && now() - start > opt.budget) {
 			unrun++;
