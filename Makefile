@@ -69,6 +69,7 @@ $(B)/stock/src.stamp: $(B)/pristine.stamp
 $(B)/ours/obj/.config: kernel/configs/cma.config $(PATCHES) | $(B)/ours/src.stamp
 	mkdir -p $(@D) && rm -f $@
 	$(call KMAKE,$(B)/ours) tinyconfig cma.config
+	scripts/cma/check-config $@ kernel/configs/cma.config || { rm $@; exit 1; }
 $(B)/stock/obj/.config: $(B)/stock/src.stamp $(B)/ours/obj/.config
 	mkdir -p $(@D)
 	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $(B)/ours/obj/.config > $@
@@ -79,6 +80,7 @@ $(B)/debug/obj/.config: $(B)/ours/obj/.config kernel/configs/cma-debug.config
 	$(B)/ours/src/scripts/kconfig/merge_config.sh -m -O $(B)/debug/obj $@ \
 		kernel/configs/cma-debug.config > /dev/null
 	$(call KMAKE,$(B)/debug) olddefconfig
+	scripts/cma/check-config $@ kernel/configs/cma-debug.config || { rm $@; exit 1; }
 
 kernel: $(B)/ours/obj/.config $(B)/ours/src.stamp
 	$(call KMAKE,$(B)/ours) bzImage
