@@ -36,7 +36,8 @@ BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
 	@echo '  make run        build what is missing, boot our kernel, demo + bandwidth table'
-	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit, patches'
+	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit,'
+	@echo '                 short stress in the debug kernel, patches round trip'
 	@echo '  make stress     stress + fuzz run in the debug (KASAN/lockdep) kernel'
 	@echo '  make bench      benchmark host / stock VM / ours VM (QUICK=1 for a short run)'
 	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict'
@@ -111,11 +112,11 @@ tools: tree
 run: kernel tools
 	$(VM) --kernel ours -- scripts/cma/demo $(B)/tools
 
-check: kernels selftests patches
+check: kernels debug selftests patches
 	scripts/cma/check
 
 stress: debug selftests
-	scripts/cma/stress
+	scripts/cma/stress --full
 
 bench: kernels tools
 	scripts/cma/bench $(if $(QUICK),--quick)
