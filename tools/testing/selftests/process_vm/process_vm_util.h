@@ -223,12 +223,13 @@ static inline int pvm_write_long(const char *path, long val)
 
 /* ---- pipes ------------------------------------------------------------ */
 
-static inline int pvm_read_full(int fd, void *buf, size_t len)
+/* All @len bytes written to @fd if @out, else read; -1 on error or EOF */
+static inline int pvm_io_full(int fd, void *buf, size_t len, bool out)
 {
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = read(fd, p, len);
+		ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -240,21 +241,14 @@ static inline int pvm_read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
+static inline int pvm_read_full(int fd, void *buf, size_t len)
+{
+	return pvm_io_full(fd, buf, len, false);
+}
+
 static inline int pvm_write_full(int fd, const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= n;
-	}
-	return 0;
+	return pvm_io_full(fd, (void *)buf, len, true);
 }
 
 /* ---- targets ---------------------------------------------------------- */
@@ -297,6 +291,16 @@ static inline void pvm_target_loop(struct pvm_target *t)
 	_exit(0);
 }
 
+/* Result of the command sent last, or LONG_MIN if the target died */
+static inline long pvm_target_recv(struct pvm_target *t)
+{
+	long ret;
+
+	if (pvm_read_full(t->resp, &ret, sizeof(ret)))
+		return LONG_MIN;
+	return ret;
+}
+
 /*
  * Start a target created by clone3(@args) (e.g. with CLONE_PIDFD or
  * set_tid; .exit_signal should be SIGCHLD), or by fork() if @args is NULL.
@@ -317,10 +321,7 @@ static inline long pvm_target_start_clone(struct pvm_target *t,
 		return LONG_MIN;
 	if (pipe(rp)) {
 		err = errno;
-		close(cp[0]);
-		close(cp[1]);
-		errno = err;
-		return LONG_MIN;
+		goto close_cp;
 	}
 	if (args)
 		t->pid = syscall(__NR_clone3, args, sizeof(*args));
@@ -328,12 +329,7 @@ static inline long pvm_target_start_clone(struct pvm_target *t,
 		t->pid = fork();
 	if (t->pid < 0) {
 		err = errno;
-		close(cp[0]);
-		close(cp[1]);
-		close(rp[0]);
-		close(rp[1]);
-		errno = err;
-		return LONG_MIN;
+		goto close_rp;
 	}
 	if (t->pid == 0) {
 		close(cp[1]);
@@ -350,9 +346,16 @@ static inline long pvm_target_start_clone(struct pvm_target *t,
 	close(rp[1]);
 	t->cmd = cp[1];
 	t->resp = rp[0];
-	if (pvm_read_full(t->resp, &ret, sizeof(ret)))
-		return LONG_MIN;
-	return ret;
+	return pvm_target_recv(t);
+
+close_rp:
+	close(rp[0]);
+	close(rp[1]);
+close_cp:
+	close(cp[0]);
+	close(cp[1]);
+	errno = err;
+	return LONG_MIN;
 }
 
 /* pvm_target_start_clone() with fork(). */
@@ -371,16 +374,6 @@ static inline int pvm_target_send(struct pvm_target *t, pvm_fn fn,
 	struct pvm_cmd cmd = { .fn = fn, .a = a, .b = b, .c = c };
 
 	return pvm_write_full(t->cmd, &cmd, sizeof(cmd));
-}
-
-/* Result of the command sent last, or LONG_MIN if the target died */
-static inline long pvm_target_recv(struct pvm_target *t)
-{
-	long ret;
-
-	if (pvm_read_full(t->resp, &ret, sizeof(ret)))
-		return LONG_MIN;
-	return ret;
 }
 
 /* Run @fn in the target; returns its result, or LONG_MIN if it died. */
