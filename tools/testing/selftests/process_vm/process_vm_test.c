@@ -899,21 +899,39 @@ TEST_F(pvm, private_after_fork)
 	munmap(m, len);
 }
 
+/*
+ * Map a new temporary file (self->fd) of @len bytes of SEED_P, written
+ * from @buf, with @prot and @flags, then start t2.  NULL, errno set, if
+ * no file can be created: the test SKIP()s (a helper's SKIP would not).
+ */
+static uint8_t *tmp_file_map(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(pvm) *self, uint8_t *buf,
+			     size_t len, int prot, int flags)
+{
+	uint8_t *m;
+
+	self->fd = tmp_file();
+	if (self->fd < 0)
+		return NULL;
+	pvm_fill(buf, len, SEED_P);
+	ASSERT_EQ(len, pwrite(self->fd, buf, len, 0));
+	m = mmap(NULL, len, prot, flags, self->fd, 0);
+	ASSERT_TRUE(m != MAP_FAILED);
+	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
+	return m;
+}
+
 TEST_F(pvm, private_file)
 {
 	size_t pg = self->page, len = 2 * pg;
 	uint8_t *m, *buf = malloc(len);
 
 	ASSERT_TRUE(buf != NULL);
-	self->fd = tmp_file();
-	if (self->fd < 0)
+	m = tmp_file_map(_metadata, self, buf, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE);
+	if (!m)
 		SKIP(return, "cannot create a file in /tmp: %s",
 		     strerror(errno));
-	pvm_fill(buf, len, SEED_P);
-	ASSERT_EQ(len, pwrite(self->fd, buf, len, 0));
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, self->fd, 0);
-	ASSERT_TRUE(m != MAP_FAILED);
-	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
 	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
 		(unsigned long)m + 3, len - 6, SEED_P, 3);
 	/* a write to a private file mapping does not reach the file */
@@ -931,15 +949,10 @@ TEST_F(pvm, readonly_file)
 	uint8_t *m, *buf = malloc(len);
 
 	ASSERT_TRUE(buf != NULL);
-	self->fd = tmp_file();
-	if (self->fd < 0)
+	m = tmp_file_map(_metadata, self, buf, len, PROT_READ, MAP_SHARED);
+	if (!m)
 		SKIP(return, "cannot create a file in /tmp: %s",
 		     strerror(errno));
-	pvm_fill(buf, len, SEED_P);
-	ASSERT_EQ(len, pwrite(self->fd, buf, len, 0));
-	m = mmap(NULL, len, PROT_READ, MAP_SHARED, self->fd, 0);
-	ASSERT_TRUE(m != MAP_FAILED);
-	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
 	if (self->write) {
 		/* no FOLL_FORCE: a read-only mapping is not written */
 		pvm_fill(self->local, len, SEED_L);
