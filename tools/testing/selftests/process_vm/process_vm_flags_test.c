@@ -272,6 +272,31 @@ TEST(unknown_flags)
 	}
 }
 
+/*
+ * Through @pidfd, a pidfd of this process: read @len bytes of pattern
+ * @rseed from @src into @dst, then write pattern @wseed from @dst to @src.
+ */
+static void pidfd_self_rw(struct __test_metadata *_metadata, int pidfd,
+			  uint8_t *src, uint8_t *dst, size_t len,
+			  uint32_t rseed, uint32_t wseed)
+{
+	struct iovec l = { .iov_base = dst, .iov_len = len };
+	struct iovec r = { .iov_base = src, .iov_len = len };
+
+	pvm_fill(src, len, rseed);
+	memset(dst, 0, len);
+	EXPECT_EQ(len, pvm_res(pvm_readv(pidfd, &l, 1, &r, 1,
+					 PROCESS_VM_PIDFD)));
+	EXPECT_EQ(-1, pvm_check(dst, len, rseed));
+
+	/* Write: local is the source, remote the destination. */
+	pvm_fill(dst, len, wseed);
+	memset(src, 0, len);
+	EXPECT_EQ(len, pvm_res(pvm_writev(pidfd, &l, 1, &r, 1,
+					  PROCESS_VM_PIDFD)));
+	EXPECT_EQ(-1, pvm_check(src, len, wseed));
+}
+
 /* PROCESS_VM_PIDFD on a pidfd of the caller itself, read and write. */
 TEST(pidfd_self)
 {
@@ -285,19 +310,7 @@ TEST(pidfd_self)
 
 	pidfd = sys_pidfd_open(getpid(), 0);
 	ASSERT_GE(pidfd, 0);
-
-	pvm_fill(src, sizeof(src), 0x5a);
-	memset(dst, 0, sizeof(dst));
-	EXPECT_EQ(sizeof(dst), pvm_res(pvm_readv(pidfd, &l, 1, &r, 1,
-						 PROCESS_VM_PIDFD)));
-	EXPECT_EQ(-1, pvm_check(dst, sizeof(dst), 0x5a));
-
-	/* Write: local is the source, remote the destination. */
-	pvm_fill(dst, sizeof(dst), 0xa7);
-	memset(src, 0, sizeof(src));
-	EXPECT_EQ(sizeof(src), pvm_res(pvm_writev(pidfd, &l, 1, &r, 1,
-						  PROCESS_VM_PIDFD)));
-	EXPECT_EQ(-1, pvm_check(src, sizeof(src), 0xa7));
+	pidfd_self_rw(_metadata, pidfd, src, dst, sizeof(dst), 0x5a, 0xa7);
 
 	/* Both flags together, on resident memory: a full copy. */
 	memset(dst, 0, sizeof(dst));
@@ -313,8 +326,6 @@ TEST(pidfd_self)
 TEST(pidfd_thread_leader)
 {
 	uint8_t src[64], dst[64];
-	struct iovec l = { .iov_base = dst, .iov_len = sizeof(dst) };
-	struct iovec r = { .iov_base = src, .iov_len = sizeof(src) };
 	int pidfd;
 
 	if (!pvm_flags_supported())
@@ -324,17 +335,7 @@ TEST(pidfd_thread_leader)
 	if (pidfd < 0 && errno == EINVAL)
 		SKIP(return, "PIDFD_THREAD not supported");
 	ASSERT_GE(pidfd, 0);
-
-	pvm_fill(src, sizeof(src), 0x33);
-	memset(dst, 0, sizeof(dst));
-	EXPECT_EQ(sizeof(dst), pvm_res(pvm_readv(pidfd, &l, 1, &r, 1,
-						 PROCESS_VM_PIDFD)));
-	EXPECT_EQ(-1, pvm_check(dst, sizeof(dst), 0x33));
-
-	pvm_fill(dst, sizeof(dst), 0x44);
-	EXPECT_EQ(sizeof(src), pvm_res(pvm_writev(pidfd, &l, 1, &r, 1,
-						  PROCESS_VM_PIDFD)));
-	EXPECT_EQ(-1, pvm_check(src, sizeof(src), 0x44));
+	pidfd_self_rw(_metadata, pidfd, src, dst, sizeof(dst), 0x33, 0x44);
 
 	EXPECT_EQ(0, close(pidfd));
 }
