@@ -36,44 +36,6 @@
 #define PVM_HEAP_PAGES		(PAGE_SIZE / sizeof(struct page *))
 
 /**
- * pvm_span_pages() - Number of pages a user range touches.
- * @addr: start of the range.
- * @len: length of the range in bytes.
- *
- * Return: the number of pages spanned by [@addr, @addr + @len), 0 if @len
- * is 0.
- */
-VISIBLE_IF_KUNIT unsigned long pvm_span_pages(unsigned long addr, size_t len)
-{
-	if (!len)
-		return 0;
-	return ((addr + len - 1) >> PAGE_SHIFT) - (addr >> PAGE_SHIFT) + 1;
-}
-EXPORT_SYMBOL_IF_KUNIT(pvm_span_pages);
-
-/**
- * pvm_batch_pages() - Pages worth pinning at once for a set of remote iovecs.
- * @riov: remote iovecs.
- * @riovcnt: number of remote iovecs.
- * @count: bytes the local side can take.
- *
- * Return: the largest number of pages any one remote iovec spans within its
- * first @count bytes; 0 if the remote side names no bytes at all.
- */
-VISIBLE_IF_KUNIT unsigned long pvm_batch_pages(const struct iovec *riov,
-					       unsigned long riovcnt,
-					       size_t count)
-{
-	unsigned long i, nr = 0;
-
-	for (i = 0; i < riovcnt; i++)
-		nr = max(nr, pvm_span_pages((unsigned long)riov[i].iov_base,
-					    min(riov[i].iov_len, count)));
-	return nr;
-}
-EXPORT_SYMBOL_IF_KUNIT(pvm_batch_pages);
-
-/**
  * pvm_pin() - Pin a batch of the target's pages.
  * @c: copy state; @c->pages receives the pages.
  * @start: page-aligned remote address.
@@ -108,30 +70,6 @@ static long pvm_pin(struct pvm_copy *c, unsigned long start, unsigned long nr)
 }
 
 /**
- * pvm_run_bytes() - Bytes of pinned memory that are contiguous in one folio.
- * @pages: pinned pages, the run starts at @pages[0].
- * @offset: offset into @pages[0].
- * @bytes: bytes wanted from there.
- *
- * A THP or hugetlb folio is copied with one call instead of one per page.
- *
- * Return: how many of @bytes can be copied starting at @pages[0] + @offset.
- */
-static size_t pvm_run_bytes(struct page **pages, size_t offset, size_t bytes)
-{
-	struct folio *folio = page_folio(pages[0]);
-	size_t run = min(bytes, PAGE_SIZE - offset);
-	unsigned int i = 1;
-
-	while (run < bytes && pages[i] == nth_page(pages[0], i) &&
-	       page_folio(pages[i]) == folio) {
-		run += min(bytes - run, PAGE_SIZE);
-		i++;
-	}
-	return run;
-}
-
-/**
  * pvm_copy_pages() - Copy between pinned pages and the local iterator.
  * @c: copy state.
  * @offset: offset into @c->pages[0] where the data starts.
@@ -142,23 +80,22 @@ static size_t pvm_run_bytes(struct page **pages, size_t offset, size_t bytes)
  */
 static size_t pvm_copy_pages(struct pvm_copy *c, size_t offset, size_t bytes)
 {
-	struct page **pages = c->pages;
+	struct page **page = c->pages;
 	size_t done = 0;
 
 	while (done < bytes) {
-		size_t run = pvm_run_bytes(pages, offset, bytes - done);
+		size_t chunk = min(bytes - done, PAGE_SIZE - offset);
 		size_t n;
 
 		if (c->write)
-			n = copy_page_from_iter(pages[0], offset, run, c->iter);
+			n = copy_page_from_iter(*page, offset, chunk, c->iter);
 		else
-			n = copy_page_to_iter(pages[0], offset, run, c->iter);
+			n = copy_page_to_iter(*page, offset, chunk, c->iter);
 		done += n;
-		if (n < run)
+		if (n < chunk)
 			break;
-		offset += run;
-		pages += offset >> PAGE_SHIFT;
-		offset = offset_in_page(offset);
+		page++;
+		offset = 0;
 	}
 	return done;
 }
@@ -203,25 +140,26 @@ static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
  * @c: copy state with @mm, @iter, @write and @nowait filled in.
  * @riov: remote iovecs.
  * @riovcnt: number of remote iovecs.
+ * @nr: pvm_batch_pages() of the remote iovecs, at least 1.
  *
  * Copying stops at the first remote fault, at a fault on the local side, or
  * when either side is exhausted.
  *
  * Return: bytes copied if any, else the error that stopped the copy, else 0.
  */
-VISIBLE_IF_KUNIT ssize_t pvm_copy_mm(struct pvm_copy *c,
-				     const struct iovec *riov,
-				     unsigned long riovcnt)
+static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
+					   const struct iovec *riov,
+					   unsigned long riovcnt,
+					   unsigned long nr)
 {
 	struct page *stack_pages[PVM_STACK_PAGES];
 	size_t before = iov_iter_count(c->iter);
-	unsigned long i, nr;
+	unsigned long i;
 	int err = 0;
 
 	c->gup_flags = (c->write ? FOLL_WRITE : 0) | (c->nowait ? FOLL_NOFAULT : 0);
 	c->pages = stack_pages;
 	c->max_pages = PVM_STACK_PAGES;
-	nr = pvm_batch_pages(riov, riovcnt, before);
 	if (nr > PVM_STACK_PAGES) {
 		struct page **heap;
 
@@ -245,7 +183,19 @@ VISIBLE_IF_KUNIT ssize_t pvm_copy_mm(struct pvm_copy *c,
 		return before - iov_iter_count(c->iter);
 	return err;
 }
-EXPORT_SYMBOL_IF_KUNIT(pvm_copy_mm);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * The syscalls get pvm_copy_mm() inlined; a symbol the KUnit suite can call
+ * must not cost them a function call.
+ */
+ssize_t pvm_kunit_copy_mm(struct pvm_copy *c, const struct iovec *riov,
+			  unsigned long riovcnt, unsigned long nr)
+{
+	return pvm_copy_mm(c, riov, riovcnt, nr);
+}
+EXPORT_SYMBOL_IF_KUNIT(pvm_kunit_copy_mm);
+#endif
 
 /**
  * pvm_get_task() - Find the target task.
@@ -305,14 +255,16 @@ static struct mm_struct *pvm_get_mm(pid_t pid, unsigned long flags)
 static ssize_t pvm_transfer(struct pvm_copy *c, pid_t pid, unsigned long flags,
 			    const struct iovec *riov, unsigned long riovcnt)
 {
+	unsigned long nr;
 	ssize_t ret;
 
-	if (!pvm_batch_pages(riov, riovcnt, iov_iter_count(c->iter)))
+	nr = pvm_batch_pages(riov, riovcnt, iov_iter_count(c->iter));
+	if (!nr)
 		return 0;
 	c->mm = pvm_get_mm(pid, flags);
 	if (IS_ERR(c->mm))
 		return PTR_ERR(c->mm);
-	ret = pvm_copy_mm(c, riov, riovcnt);
+	ret = pvm_copy_mm(c, riov, riovcnt, nr);
 	mmput(c->mm);
 	return ret;
 }

@@ -5,12 +5,9 @@
 #ifndef __MM_PROCESS_VM_ACCESS_H
 #define __MM_PROCESS_VM_ACCESS_H
 
-#include <linux/types.h>
-
-struct iov_iter;
-struct iovec;
-struct mm_struct;
-struct page;
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/uio.h>
 
 /**
  * struct pvm_copy - State of one process_vm_readv/writev copy.
@@ -34,12 +31,44 @@ struct pvm_copy {
 	unsigned long pinned;
 };
 
+/**
+ * pvm_span_pages() - Number of pages a user range touches.
+ * @addr: start of the range.
+ * @len: length of the range in bytes.
+ *
+ * Return: the number of pages spanned by [@addr, @addr + @len), 0 if @len
+ * is 0.
+ */
+static inline unsigned long pvm_span_pages(unsigned long addr, size_t len)
+{
+	if (!len)
+		return 0;
+	return ((addr + len - 1) >> PAGE_SHIFT) - (addr >> PAGE_SHIFT) + 1;
+}
+
+/**
+ * pvm_batch_pages() - Pages worth pinning at once for a set of remote iovecs.
+ * @riov: remote iovecs.
+ * @riovcnt: number of remote iovecs.
+ * @count: bytes the local side can take.
+ *
+ * Return: the largest number of pages any one remote iovec spans within its
+ * first @count bytes; 0 if the remote side names no bytes at all.
+ */
+static inline unsigned long pvm_batch_pages(const struct iovec *riov,
+					    unsigned long riovcnt, size_t count)
+{
+	unsigned long i, nr = 0;
+
+	for (i = 0; i < riovcnt; i++)
+		nr = max(nr, pvm_span_pages((unsigned long)riov[i].iov_base,
+					    min(riov[i].iov_len, count)));
+	return nr;
+}
+
 #if IS_ENABLED(CONFIG_KUNIT)
-unsigned long pvm_span_pages(unsigned long addr, size_t len);
-unsigned long pvm_batch_pages(const struct iovec *riov, unsigned long riovcnt,
-			      size_t count);
-ssize_t pvm_copy_mm(struct pvm_copy *c, const struct iovec *riov,
-		    unsigned long riovcnt);
+ssize_t pvm_kunit_copy_mm(struct pvm_copy *c, const struct iovec *riov,
+			  unsigned long riovcnt, unsigned long nr);
 #endif
 
 #endif /* __MM_PROCESS_VM_ACCESS_H */

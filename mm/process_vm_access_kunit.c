@@ -52,7 +52,7 @@ static int pvm_test_init(struct kunit *test)
 
 /*
  * Run one copy between @len bytes of the kernel buffer and the user
- * ranges @riov.  Returns what pvm_copy_mm() returns; @pinned gets the
+ * ranges @riov.  Returns what pvm_kunit_copy_mm() returns; @pinned gets the
  * number of pages pinned.
  */
 static ssize_t pvm_test_copy(struct kunit *test, bool write, bool nowait,
@@ -71,7 +71,7 @@ static ssize_t pvm_test_copy(struct kunit *test, bool write, bool nowait,
 	ssize_t ret;
 
 	iov_iter_kvec(&iter, write ? ITER_SOURCE : ITER_DEST, &kv, 1, len);
-	ret = pvm_copy_mm(&c, riov, riovcnt);
+	ret = pvm_kunit_copy_mm(&c, riov, riovcnt, pvm_batch_pages(riov, riovcnt, len));
 	if (pinned)
 		*pinned = c.pinned;
 	return ret;
@@ -249,7 +249,7 @@ static void pvm_test_max_rw_count(struct kunit *test)
 					   &iov, &iter), MAX_RW_COUNT);
 	c.iter = &iter;
 	/* Only the remote side's two pages are there to copy. */
-	KUNIT_EXPECT_EQ(test, pvm_copy_mm(&c, &riov, 1), 2 * PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, pvm_kunit_copy_mm(&c, &riov, 1, 2), 2 * PAGE_SIZE);
 	KUNIT_EXPECT_EQ(test, iov_iter_count(&iter),
 			MAX_RW_COUNT - 2 * PAGE_SIZE);
 	kfree(iov);
