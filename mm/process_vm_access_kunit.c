@@ -71,7 +71,8 @@ static ssize_t pvm_test_copy(struct kunit *test, bool write, bool nowait,
 	ssize_t ret;
 
 	iov_iter_kvec(&iter, write ? ITER_SOURCE : ITER_DEST, &kv, 1, len);
-	ret = pvm_kunit_copy_mm(&c, riov, riovcnt, pvm_batch_pages(riov, riovcnt, len));
+	ret = pvm_kunit_copy_mm(&c, riov, riovcnt,
+				pvm_batch_pages(riov, riovcnt, len));
 	if (pinned)
 		*pinned = c.pinned;
 	return ret;
