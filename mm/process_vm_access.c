@@ -140,7 +140,7 @@ static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
  * @c: copy state with @mm, @iter, @write and @nowait filled in.
  * @riov: remote iovecs.
  * @riovcnt: number of remote iovecs.
- * @nr: pvm_batch_pages() of the remote iovecs, at least 1.
+ * @nr: pvm_batch_pages() of the remote iovecs: how large a batch to use.
  *
  * Copying stops at the first remote fault, at a fault on the local side, or
  * when either side is exhausted.
