@@ -230,6 +230,21 @@ static void pvm_test_nowait(struct kunit *test)
 					    &riov[1], 1, NULL), PAGE_SIZE);
 }
 
+/* NOWAIT only tries the mmap lock: EAGAIN while someone holds it. */
+static void pvm_test_nowait_lock_busy(struct kunit *test)
+{
+	struct pvm_test *t = test->priv;
+	struct iovec riov = { (void __user *)t->uaddr, PAGE_SIZE };
+	ssize_t ret;
+
+	mmap_write_lock(current->mm);
+	ret = pvm_test_copy(test, false, true, PAGE_SIZE, &riov, 1, NULL);
+	mmap_write_unlock(current->mm);
+	KUNIT_EXPECT_EQ(test, ret, -EAGAIN);
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, true, PAGE_SIZE,
+					    &riov, 1, NULL), PAGE_SIZE);
+}
+
 /* The local side of a call is clamped to MAX_RW_COUNT by import_iovec(). */
 static void pvm_test_max_rw_count(struct kunit *test)
 {
@@ -265,6 +280,7 @@ static struct kunit_case pvm_test_cases[] = {
 	KUNIT_CASE(pvm_test_hole),
 	KUNIT_CASE(pvm_test_write),
 	KUNIT_CASE(pvm_test_nowait),
+	KUNIT_CASE(pvm_test_nowait_lock_busy),
 	KUNIT_CASE(pvm_test_max_rw_count),
 	{}
 };
