@@ -49,7 +49,7 @@ help:
 	@echo 'Boot a kernel yourself: tools/testing/vm-run --kernel ours|stock|debug -- CMD'
 
 deps:
-	@scripts/cma/deps
+	@scripts/pvm/deps
 
 $(B)/pristine.stamp: | deps
 	rm -rf $(PRISTINE) && mkdir -p $(PRISTINE)
@@ -61,27 +61,27 @@ $(B)/pristine.stamp: | deps
 # link; rsync and patch replace files rather than write into them.
 tree: $(B)/ours/src.stamp
 $(B)/ours/src.stamp: $(B)/pristine.stamp $(OVERLAY) $(PATCHES)
-	scripts/cma/prepare-tree $(PRISTINE) $(B)/ours/src $(OVERLAY_DIRS)
+	scripts/pvm/prepare-tree $(PRISTINE) $(B)/ours/src $(OVERLAY_DIRS)
 	touch $@
 $(B)/stock/src.stamp: $(B)/pristine.stamp
 	rm -rf $(B)/stock/src && mkdir -p $(B)/stock && cp -al $(PRISTINE) $(B)/stock/src
 	touch $@
 
-$(B)/ours/obj/.config: kernel/configs/cma.config $(PATCHES) | $(B)/ours/src.stamp
+$(B)/ours/obj/.config: kernel/configs/pvm.config $(PATCHES) | $(B)/ours/src.stamp
 	mkdir -p $(@D) && rm -f $@
-	$(call KMAKE,$(B)/ours) tinyconfig cma.config
-	scripts/cma/check-config $@ kernel/configs/cma.config || { rm $@; exit 1; }
+	$(call KMAKE,$(B)/ours) tinyconfig pvm.config
+	scripts/pvm/check-config $@ kernel/configs/pvm.config || { rm $@; exit 1; }
 $(B)/stock/obj/.config: $(B)/stock/src.stamp $(B)/ours/obj/.config
 	mkdir -p $(@D)
 	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $(B)/ours/obj/.config > $@
 	$(call KMAKE,$(B)/stock) olddefconfig
-$(B)/debug/obj/.config: $(B)/ours/obj/.config kernel/configs/cma-debug.config
+$(B)/debug/obj/.config: $(B)/ours/obj/.config kernel/configs/pvm-debug.config
 	mkdir -p $(B)/debug/obj && ln -sfn ../ours/src $(B)/debug/src
 	cp $(B)/ours/obj/.config $@
 	$(B)/ours/src/scripts/kconfig/merge_config.sh -m -O $(B)/debug/obj $@ \
-		kernel/configs/cma-debug.config > /dev/null
+		kernel/configs/pvm-debug.config > /dev/null
 	$(call KMAKE,$(B)/debug) olddefconfig
-	scripts/cma/check-config $@ kernel/configs/cma-debug.config || { rm $@; exit 1; }
+	scripts/pvm/check-config $@ kernel/configs/pvm-debug.config || { rm $@; exit 1; }
 
 kernel: $(B)/ours/obj/.config $(B)/ours/src.stamp
 	$(call KMAKE,$(B)/ours) bzImage
@@ -110,19 +110,19 @@ tools: tree
 	$(MAKE) -s -C $(B)/ours/src/tools/process_vm OUTPUT=$(B)/tools
 
 run: kernel tools
-	$(VM) --kernel ours -- scripts/cma/demo $(B)/tools
+	$(VM) --kernel ours -- scripts/pvm/demo $(B)/tools
 
 check: kernels debug selftests patches
-	scripts/cma/check
+	scripts/pvm/check
 
 stress: debug selftests
-	scripts/cma/stress --full
+	scripts/pvm/stress --full
 
 bench: kernels tools
-	scripts/cma/bench $(if $(QUICK),--quick)
+	scripts/pvm/bench $(if $(QUICK),--quick)
 
 patches: tree
-	scripts/cma/format-patches $(PRISTINE) $(B)/ours/src $(CURDIR)/out/patches
+	scripts/pvm/format-patches $(PRISTINE) $(B)/ours/src $(CURDIR)/out/patches
 
 clean:
 	rm -rf $(B)/ours/obj $(B)/stock/obj $(B)/debug $(B)/selftests out

@@ -296,7 +296,7 @@ static int peer(const struct link *l)
 
 /* ---- methods ------------------------------------------------------ */
 
-static void cma_read(struct link *l, const struct iovec *loc,
+static void pvm_read(struct link *l, const struct iovec *loc,
 		     const struct iovec *rem, int cnt)
 {
 	ssize_t r = process_vm_readv(ctl->pid[peer(l)], loc, cnt, rem, cnt, 0);
@@ -307,7 +307,7 @@ static void cma_read(struct link *l, const struct iovec *loc,
 		fail("process_vm_readv: short copy %zd of %zu", r, cfg.size);
 }
 
-static void cma_write(struct link *l, const struct iovec *loc,
+static void pvm_write(struct link *l, const struct iovec *loc,
 		      const struct iovec *rem, int cnt)
 {
 	ssize_t r = process_vm_writev(ctl->pid[peer(l)], loc, cnt, rem, cnt, 0);
@@ -486,8 +486,8 @@ static void shm_recv(struct link *l, const struct iovec *iov, int cnt)
 }
 
 static const struct method methods[] = {
-	{ "cma-read", PULL, .copy = cma_read },
-	{ "cma-write", PUSH, .copy = cma_write },
+	{ "pvm-read", PULL, .copy = pvm_read },
+	{ "pvm-write", PUSH, .copy = pvm_write },
 	{ "shm", STREAM, shm_setup, shm_teardown, .send = shm_send, .recv = shm_recv },
 	{ "pipe", STREAM, pipe_setup, pipe_teardown, .send = pipe_send, .recv = pipe_recv },
 	{ "vmsplice", STREAM, pipe_setup, pipe_teardown, .send = vmsplice_send, .recv = pipe_recv },
@@ -1273,7 +1273,7 @@ static void add_cache(char *s)
 static void print_usage(int status)
 {
 	printf("usage: pvm-bench [options]\n"
-"  --methods LIST   cma-read,cma-write,shm,pipe,vmsplice,procmem,memcpy|all\n"
+"  --methods LIST   pvm-read,pvm-write,shm,pipe,vmsplice,procmem,memcpy|all\n"
 "  --patterns LIST  pingpong,stream,bcast[:N],gather[:N]|all\n"
 "  --n LIST         N for bcast/gather without :N (default 1,2,4,8)\n"
 "  --sizes LIST     sizes or LO-HI ranges in powers of 4 (default 64-64M)\n"
@@ -1289,7 +1289,7 @@ static void print_usage(int status)
 "  --no-pin         do not bind process i to CPU i mod ncpus\n"
 "  --label NAME     kernel column of the CSV (default uname -r)\n"
 "  --csv FILE       write the results as CSV too\n"
-"  --quick          4K,64K,1M,16M; cma-read,cma-write,shm,pipe,memcpy;\n"
+"  --quick          4K,64K,1M,16M; pvm-read,pvm-write,shm,pipe,memcpy;\n"
 "                   pingpong,stream; 3 repeats of 5 ms\n");
 	exit(status);
 }
@@ -1384,7 +1384,7 @@ static void parse_args(int argc, char **argv)
 		print_usage(2);
 	parse_list(n_s, add_n);
 	parse_list(methods_s ? methods_s :
-		   quick ? "cma-read,cma-write,shm,pipe,memcpy" : "all", add_method);
+		   quick ? "pvm-read,pvm-write,shm,pipe,memcpy" : "all", add_method);
 	parse_list(patterns_s ? patterns_s :
 		   quick ? "pingpong,stream" : "all", add_pattern);
 	parse_list(sizes_s ? sizes_s : quick ? "4K,64K,1M,16M" : "64-64M", add_size);
