@@ -15,9 +15,13 @@ JOBS     ?= $(shell nproc)
 VM       := $(CURDIR)/tools/testing/vm-run
 QUICK    ?=
 
-# Directories of this repository that are laid over the kernel tree.
-OVERLAY_DIRS := Documentation include kernel mm tools
-OVERLAY      := $(shell find $(OVERLAY_DIRS) -type f 2>/dev/null)
+# Directories of this repository that are laid over the kernel tree, and
+# the files in them that git tracks, committed or not (build output is
+# not ours).  tools/testing/vm-run boots the kernels from the host: it is
+# this repository's tool, not part of the kernel series.
+OVERLAY_DIRS := Documentation include io_uring kernel mm tools
+OVERLAY      := $(filter-out tools/testing/vm-run, \
+		$(wildcard $(shell git ls-files -- $(OVERLAY_DIRS))))
 PATCHES      := patches/series $(wildcard patches/*.patch)
 
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
@@ -61,7 +65,7 @@ $(B)/pristine.stamp: | deps
 # link; rsync and patch replace files rather than write into them.
 tree: $(B)/ours/src.stamp
 $(B)/ours/src.stamp: $(B)/pristine.stamp $(OVERLAY) $(PATCHES)
-	scripts/pvm/prepare-tree $(PRISTINE) $(B)/ours/src $(OVERLAY_DIRS)
+	scripts/pvm/prepare-tree $(PRISTINE) $(B)/ours/src $(OVERLAY)
 	touch $@
 $(B)/stock/src.stamp: $(B)/pristine.stamp
 	rm -rf $(B)/stock/src && mkdir -p $(B)/stock && cp -al $(PRISTINE) $(B)/stock/src
