@@ -35,7 +35,7 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools run check \
-	stress bench patches clean distclean
+	stress bench patches clean distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
@@ -67,6 +67,12 @@ tree: $(B)/ours/src.stamp
 $(B)/ours/src.stamp: $(B)/pristine.stamp $(OVERLAY) $(PATCHES)
 	scripts/pvm/prepare-tree $(PRISTINE) $(B)/ours/src $(OVERLAY)
 	touch $@
+# A file that leaves the overlay changes no prerequisite's time: compare
+# with the list of files prepare-tree laid.
+ifneq ($(sort $(OVERLAY)),$(sort $(file < $(B)/ours/src.overlay)))
+$(B)/ours/src.stamp: FORCE
+endif
+FORCE:
 $(B)/stock/src.stamp: $(B)/pristine.stamp
 	rm -rf $(B)/stock/src && mkdir -p $(B)/stock && cp -al $(PRISTINE) $(B)/stock/src
 	touch $@
