@@ -12,15 +12,18 @@
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/pagemap.h>
 #include <linux/pid.h>
+#include <linux/process_vm.h>
 #include <linux/ptrace.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/syscalls.h>
 #include <linux/uio.h>
+#include <linux/workqueue.h>
 #include <kunit/visibility.h>
-#include <uapi/linux/process_vm.h>
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/process_vm.h>
@@ -35,6 +38,36 @@
 #define PVM_STACK_PAGES		16
 #define PVM_HEAP_PAGES		(PAGE_SIZE / sizeof(struct page *))
 
+/*
+ * Only the try mode tells "would fault" from "bad address", so that
+ * io_uring retries the first in a context that may sleep.  An address is
+ * certainly bad when no VMA covers it or the VMA can never allow the access
+ * (check_vma_flags() in mm/gup.c fails those without faulting); anything
+ * else may just need a fault.
+ */
+static bool pvm_bad_address(struct pvm_copy *c, unsigned long addr)
+{
+	vm_flags_t need = c->write ? VM_WRITE : VM_READ;
+	struct vm_area_struct *vma = vma_lookup(c->mm, addr);
+
+	return !vma || !(vma->vm_flags & need) ||
+	       (vma->vm_flags & (VM_IO | VM_PFNMAP));
+}
+
+static int pvm_lock(struct pvm_copy *c)
+{
+	switch (c->mode) {
+	case PVM_BLOCK:
+		return mmap_read_lock_killable(c->mm) ? -EINTR : 0;
+	case PVM_INTR:
+		if (signal_pending(current))
+			return -EINTR;
+		return mmap_read_lock_interruptible(c->mm) ? -EINTR : 0;
+	default:
+		return mmap_read_trylock(c->mm) ? 0 : -EAGAIN;
+	}
+}
+
 /**
  * pvm_pin() - Pin a batch of the target's pages.
  * @c: copy state; @c->pages receives the pages.
@@ -45,28 +78,93 @@
  * in which case it tells us through @locked.
  *
  * Return: number of pages pinned (possibly fewer than @nr), -EFAULT if the
- * first page could not be pinned, -EAGAIN if PROCESS_VM_NOWAIT could not
- * take the mmap lock, -EINTR if a fatal signal arrived while waiting for it.
+ * first page could not be pinned, -EAGAIN if a non-blocking mode could not
+ * take the mmap lock or (try mode) would have to fault, -EINTR if a signal
+ * that ends the mode's waits arrived.
  */
 static long pvm_pin(struct pvm_copy *c, unsigned long start, unsigned long nr)
 {
 	int locked = 1;
 	long got;
 
-	if (c->nowait) {
-		if (!mmap_read_trylock(c->mm))
-			return -EAGAIN;
-	} else if (mmap_read_lock_killable(c->mm)) {
-		return -EINTR;
-	}
+	c->batches++;
+	got = pvm_lock(c);
+	if (got)
+		return got;
 	got = pin_user_pages_remote(c->mm, start, nr, c->gup_flags, c->pages,
 				    &locked);
+	if (got <= 0 && got != -EINTR) {
+		got = -EFAULT;
+		if (c->mode == PVM_TRY && (!locked || !pvm_bad_address(c, start)))
+			got = -EAGAIN;
+	}
 	if (locked)
 		mmap_read_unlock(c->mm);
-	if (got <= 0)
-		return -EFAULT;
-	c->pinned += got;
+	if (got > 0)
+		c->pinned += got;
 	return got;
+}
+
+/*
+ * Written pages are dirtied after the copy, so that writeback cleaning a
+ * page while it is pinned cannot lose the data.  unpin_user_pages_dirty_lock()
+ * takes the folio lock for that, which a non-blocking mode must not wait
+ * for.  An anonymous folio has no mapping that truncation could free under
+ * us and is dirtied without the lock; a file folio whose lock is busy is
+ * dirtied and unpinned later from a workqueue, as bio_check_pages_dirty()
+ * does for direct I/O.
+ */
+struct pvm_dirty_work {
+	struct work_struct work;
+	struct page *page;
+};
+
+static void pvm_dirty_workfn(struct work_struct *work)
+{
+	struct pvm_dirty_work *d = container_of(work, struct pvm_dirty_work,
+						work);
+
+	unpin_user_pages_dirty_lock(&d->page, 1, true);
+	kfree(d);
+}
+
+static void pvm_dirty_unpin_nowait(struct page *page)
+{
+	struct folio *folio = page_folio(page);
+	struct pvm_dirty_work *d;
+
+	if (folio_test_dirty(folio)) {
+		unpin_user_page(page);
+	} else if (folio_test_anon(folio)) {
+		folio_mark_dirty(folio);
+		unpin_user_page(page);
+	} else if (folio_trylock(folio)) {
+		folio_mark_dirty(folio);
+		folio_unlock(folio);
+		unpin_user_page(page);
+	} else {
+		d = kmalloc(sizeof(*d), GFP_ATOMIC | __GFP_NOWARN);
+		if (!d) {
+			/* Out of atomic reserves: the only wait left. */
+			unpin_user_pages_dirty_lock(&page, 1, true);
+			return;
+		}
+		INIT_WORK(&d->work, pvm_dirty_workfn);
+		d->page = page;
+		schedule_work(&d->work);
+	}
+}
+
+static void pvm_unpin(struct pvm_copy *c, unsigned long nr)
+{
+	unsigned long i;
+
+	if (!c->write || !pvm_mode_nonblock(c->mode)) {
+		unpin_user_pages_dirty_lock(c->pages, nr, c->write);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		pvm_dirty_unpin_nowait(c->pages[i]);
 }
 
 /**
@@ -126,7 +224,7 @@ static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
 			return got;
 		bytes = min(want, ((size_t)got << PAGE_SHIFT) - offset);
 		done = pvm_copy_pages(c, offset, bytes);
-		unpin_user_pages_dirty_lock(c->pages, got, c->write);
+		pvm_unpin(c, got);
 		if (done < bytes)
 			return -EFAULT;
 		addr += bytes;
@@ -137,13 +235,14 @@ static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
 
 /**
  * pvm_copy_mm() - Copy between the local iterator and a remote address space.
- * @c: copy state with @mm, @iter, @write and @nowait filled in.
+ * @c: copy state with @mm, @iter, @write and @mode filled in.
  * @riov: remote iovecs.
  * @riovcnt: number of remote iovecs.
  * @nr: pvm_batch_pages() of the remote iovecs: how large a batch to use.
  *
  * Copying stops at the first remote fault, at a fault on the local side, or
- * when either side is exhausted.
+ * when either side is exhausted.  The reason it stopped early is left in
+ * @c->err (0 if it did not).
  *
  * Return: bytes copied if any, else the error that stopped the copy, else 0.
  */
@@ -157,7 +256,9 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 	unsigned long i;
 	int err = 0;
 
-	c->gup_flags = (c->write ? FOLL_WRITE : 0) | (c->nowait ? FOLL_NOFAULT : 0);
+	c->gup_flags = (c->write ? FOLL_WRITE : 0) |
+		       (pvm_mode_nonblock(c->mode) ? FOLL_NOFAULT : 0) |
+		       (c->mode == PVM_INTR ? FOLL_INTERRUPTIBLE : 0);
 	c->pages = stack_pages;
 	c->max_pages = PVM_STACK_PAGES;
 	if (nr > PVM_STACK_PAGES) {
@@ -165,7 +266,8 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 
 		nr = min(nr, PVM_HEAP_PAGES);
 		heap = kmalloc_array(nr, sizeof(*heap), __GFP_NOWARN |
-				     (c->nowait ? GFP_NOWAIT : GFP_KERNEL));
+				     (pvm_mode_nonblock(c->mode) ?
+				      GFP_NOWAIT : GFP_KERNEL));
 		if (heap) {
 			c->pages = heap;
 			c->max_pages = nr;
@@ -179,6 +281,7 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 	if (c->pages != stack_pages)
 		kfree(c->pages);
 	c->pages = NULL;
+	c->err = err;
 	if (before != iov_iter_count(c->iter))
 		return before - iov_iter_count(c->iter);
 	return err;
@@ -218,22 +321,17 @@ static struct task_struct *pvm_get_task(pid_t pid, unsigned long flags)
 }
 
 /**
- * pvm_get_mm() - Take the target's mm if the caller may attach to it.
- * @pid: a pid in the caller's namespace, or a pidfd.
- * @flags: PROCESS_VM_* flags of the call.
+ * pvm_task_mm() - Take a task's mm if the caller may attach to it.
+ * @task: the target, referenced; the reference is dropped.
  *
  * Return: the mm with a reference held, ERR_PTR(-ESRCH) if the task has no
  * mm (kernel thread, zombie), ERR_PTR(-EPERM) if the caller may not access
- * it, or another error from the task lookup.
+ * it, ERR_PTR(-EINTR) if a fatal signal came while waiting for an exec.
  */
-static struct mm_struct *pvm_get_mm(pid_t pid, unsigned long flags)
+static struct mm_struct *pvm_task_mm(struct task_struct *task)
 {
-	struct task_struct *task;
 	struct mm_struct *mm;
 
-	task = pvm_get_task(pid, flags);
-	if (IS_ERR(task))
-		return ERR_CAST(task);
 	mm = mm_access(task, PTRACE_MODE_ATTACH_REALCREDS);
 	put_task_struct(task);
 	/* "Not allowed" is EPERM for these syscalls, as for ptrace(). */
@@ -242,9 +340,22 @@ static struct mm_struct *pvm_get_mm(pid_t pid, unsigned long flags)
 	return mm;
 }
 
+/*
+ * The last reference to a target that exited during the copy tears down its
+ * whole address space; a caller that must not sleep leaves that to a
+ * workqueue.
+ */
+static void pvm_put_mm(struct pvm_copy *c)
+{
+	if (pvm_mode_nonblock(c->mode))
+		mmput_async(c->mm);
+	else
+		mmput(c->mm);
+}
+
 /**
  * pvm_transfer() - Resolve the target and copy.
- * @c: copy state with @iter, @write and @nowait filled in.
+ * @c: copy state with @iter, @write and @mode filled in.
  * @pid: target pid or pidfd.
  * @flags: PROCESS_VM_* flags.
  * @riov: remote iovecs.
@@ -255,18 +366,71 @@ static struct mm_struct *pvm_get_mm(pid_t pid, unsigned long flags)
 static ssize_t pvm_transfer(struct pvm_copy *c, pid_t pid, unsigned long flags,
 			    const struct iovec *riov, unsigned long riovcnt)
 {
+	struct task_struct *task;
 	unsigned long nr;
 	ssize_t ret;
 
 	nr = pvm_batch_pages(riov, riovcnt, iov_iter_count(c->iter));
 	if (!nr)
 		return 0;
-	c->mm = pvm_get_mm(pid, flags);
+	task = pvm_get_task(pid, flags);
+	if (IS_ERR(task))
+		return PTR_ERR(task);
+	c->mm = pvm_task_mm(task);
 	if (IS_ERR(c->mm))
 		return PTR_ERR(c->mm);
 	ret = pvm_copy_mm(c, riov, riovcnt, nr);
-	mmput(c->mm);
+	pvm_put_mm(c);
 	return ret;
+}
+
+/**
+ * process_vm_copy() - Copy between an iterator and the memory of a process.
+ * @pidfd: pidfd of the target process.
+ * @iter: the caller's side; advanced by the bytes copied.
+ * @riov: the target's side.
+ * @riovcnt: number of entries in @riov.
+ * @write: copy from @iter into the target.
+ * @mode: how the copy may wait, see &enum pvm_mode.
+ *
+ * The engine of process_vm_readv() and process_vm_writev() for callers
+ * that have the iovecs in kernel memory already (io_uring).  The target is
+ * resolved and its permission checked on every call.  The copy may stop
+ * early; the bytes it moved are what @iter advanced by.
+ *
+ * Return: 0 when either side is exhausted, or the error that stopped the
+ * copy: -EAGAIN in the try mode where waiting would be needed, -EINTR when a
+ * signal ends the wait of the interruptible mode, and the errors of
+ * process_vm_readv() otherwise.
+ */
+int process_vm_copy(struct file *pidfd, struct iov_iter *iter,
+		    const struct iovec *riov, unsigned long riovcnt,
+		    bool write, enum pvm_mode mode)
+{
+	struct pvm_copy c = {
+		.iter = iter,
+		.write = write,
+		.mode = mode,
+	};
+	struct task_struct *task;
+	struct pid *pid;
+	unsigned long nr;
+
+	nr = pvm_batch_pages(riov, riovcnt, iov_iter_count(iter));
+	if (!nr)
+		return 0;
+	pid = pidfd_pid(pidfd);
+	if (IS_ERR(pid))
+		return PTR_ERR(pid);
+	task = get_pid_task(pid, PIDTYPE_TGID);
+	if (!task)
+		return -ESRCH;
+	c.mm = pvm_task_mm(task);
+	if (IS_ERR(c.mm))
+		return PTR_ERR(c.mm);
+	pvm_copy_mm(&c, riov, riovcnt, nr);
+	pvm_put_mm(&c);
+	return c.err;
 }
 
 /**
@@ -297,7 +461,7 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	struct pvm_copy c = {
 		.iter = &iter,
 		.write = write,
-		.nowait = flags & PROCESS_VM_NOWAIT,
+		.mode = flags & PROCESS_VM_NOWAIT ? PVM_NOWAIT : PVM_BLOCK,
 	};
 	size_t requested = 0;
 	ssize_t ret;

@@ -7,6 +7,7 @@
 
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/process_vm.h>
 #include <linux/uio.h>
 
 /**
@@ -17,8 +18,10 @@
  * @max_pages: capacity of @pages.
  * @gup_flags: FOLL_* flags for pinning.
  * @write: copy from @iter into @mm.
- * @nowait: PROCESS_VM_NOWAIT: do not fault or wait for the mmap lock.
+ * @mode: how the copy may wait.
+ * @err: why the copy stopped early, 0 if it did not.
  * @pinned: pages pinned so far, for the tracepoint and the tests.
+ * @batches: pin calls made so far (each takes the mmap lock), for the tests.
  */
 struct pvm_copy {
 	struct mm_struct *mm;
@@ -27,8 +30,10 @@ struct pvm_copy {
 	unsigned long max_pages;
 	unsigned int gup_flags;
 	bool write;
-	bool nowait;
+	enum pvm_mode mode;
+	int err;
 	unsigned long pinned;
+	unsigned long batches;
 };
 
 /**

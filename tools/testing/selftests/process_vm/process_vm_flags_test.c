@@ -236,7 +236,7 @@ TEST(unknown_flags)
 		PROCESS_VM_NOWAIT | (1UL << 63),
 		PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT | (1UL << 31),
 		~0UL,
-		~PROCESS_VM_FLAGS,
+		~(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT),
 	};
 	char src[16] = "abcdefghijklmno", dst[16];
 	struct iovec l = { .iov_base = dst, .iov_len = sizeof(dst) };

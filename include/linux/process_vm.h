@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel-internal interface to the process_vm_readv/writev copy engine
+ * (mm/process_vm_access.c), used by the syscalls and by io_uring.
+ */
+#ifndef _LINUX_PROCESS_VM_H
+#define _LINUX_PROCESS_VM_H
+
+#include <linux/types.h>
+#include <uapi/linux/process_vm.h>
+
+struct file;
+struct iov_iter;
+struct iovec;
+
+/* Every flag the syscalls accept; kept out of uapi on purpose. */
+#define PROCESS_VM_FLAGS	(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT)
+
+/**
+ * enum pvm_mode - How a copy may wait for the target.
+ * @PVM_BLOCK: the syscall: sleeps on faults and on the mmap lock; a fatal
+ *	signal ends the waits.
+ * @PVM_INTR: as @PVM_BLOCK, but any signal ends the waits with -EINTR
+ *	(io-wq, where cancellation and exit arrive as a notification signal).
+ * @PVM_NOWAIT: PROCESS_VM_NOWAIT: never faults a target page in, only
+ *	tries the mmap lock; a page that would need a fault is -EFAULT.
+ * @PVM_TRY: io_uring's inline attempt: as @PVM_NOWAIT, but a page that
+ *	would need a fault is -EAGAIN, so the copy can go on where it may
+ *	sleep; an address no fault could make valid is still -EFAULT.
+ */
+enum pvm_mode {
+	PVM_BLOCK,
+	PVM_INTR,
+	PVM_NOWAIT,
+	PVM_TRY,
+};
+
+static inline bool pvm_mode_nonblock(enum pvm_mode mode)
+{
+	return mode >= PVM_NOWAIT;
+}
+
+int process_vm_copy(struct file *pidfd, struct iov_iter *iter,
+		    const struct iovec *riov, unsigned long riovcnt,
+		    bool write, enum pvm_mode mode);
+
+#endif /* _LINUX_PROCESS_VM_H */
