@@ -6,8 +6,13 @@
  * test thread (kunit_vm_mmap()); the local side is a kernel buffer.
  */
 
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/pagemap.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
@@ -52,12 +57,13 @@ static int pvm_test_init(struct kunit *test)
 
 /*
  * Run one copy between @len bytes of the kernel buffer and the user
- * ranges @riov.  Returns what pvm_kunit_copy_mm() returns; @pinned gets the
- * number of pages pinned.
+ * ranges @riov.  Returns what pvm_kunit_copy_mm() returns; @res, if not
+ * NULL, gets the final copy state (pages pinned, batches, stop reason).
  */
-static ssize_t pvm_test_copy(struct kunit *test, bool write, bool nowait,
-			     size_t len, const struct iovec *riov,
-			     unsigned long riovcnt, unsigned long *pinned)
+static ssize_t pvm_test_copy(struct kunit *test, bool write,
+			     enum pvm_mode mode, size_t len,
+			     const struct iovec *riov, unsigned long riovcnt,
+			     struct pvm_copy *res)
 {
 	struct pvm_test *t = test->priv;
 	struct kvec kv = { .iov_base = t->kbuf, .iov_len = len };
@@ -66,15 +72,15 @@ static ssize_t pvm_test_copy(struct kunit *test, bool write, bool nowait,
 		.mm = current->mm,
 		.iter = &iter,
 		.write = write,
-		.nowait = nowait,
+		.mode = mode,
 	};
 	ssize_t ret;
 
 	iov_iter_kvec(&iter, write ? ITER_SOURCE : ITER_DEST, &kv, 1, len);
 	ret = pvm_kunit_copy_mm(&c, riov, riovcnt,
 				pvm_batch_pages(riov, riovcnt, len));
-	if (pinned)
-		*pinned = c.pinned;
+	if (res)
+		*res = c;
 	return ret;
 }
 
@@ -121,11 +127,14 @@ static void pvm_test_read_straddle(struct kunit *test)
 		{ (void __user *)(t->uaddr + 3 * PAGE_SIZE + 1), 2 * PAGE_SIZE },
 	};
 	size_t len = 7 + 2 * PAGE_SIZE;
-	unsigned long pinned, i;
+	struct pvm_copy res;
+	unsigned long i;
 
-	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, false, len, riov, 3,
-					    &pinned), len);
-	KUNIT_EXPECT_EQ(test, pinned, 2 + 3);
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK, len, riov, 3,
+					    &res), len);
+	KUNIT_EXPECT_EQ(test, res.pinned, 2 + 3);
+	/* One lock and pin round trip per remote iovec, offsets included. */
+	KUNIT_EXPECT_EQ(test, res.batches, 2);
 	for (i = 0; i < 7; i++)
 		KUNIT_EXPECT_EQ(test, t->kbuf[i], pvm_pattern(PAGE_SIZE - 3 + i));
 	for (i = 0; i < 2 * PAGE_SIZE; i++)
@@ -139,11 +148,13 @@ static void pvm_test_batching(struct kunit *test)
 	struct pvm_test *t = test->priv;
 	size_t len = PVM_TEST_PAGES * PAGE_SIZE;
 	struct iovec riov = { (void __user *)t->uaddr, len };
-	unsigned long pinned, i;
+	struct pvm_copy res;
+	unsigned long i;
 
-	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, false, len, &riov, 1,
-					    &pinned), len);
-	KUNIT_EXPECT_EQ(test, pinned, PVM_TEST_PAGES);
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK, len, &riov, 1,
+					    &res), len);
+	KUNIT_EXPECT_EQ(test, res.pinned, PVM_TEST_PAGES);
+	KUNIT_EXPECT_EQ(test, res.batches, 1);
 	for (i = 0; i < len; i++)
 		KUNIT_ASSERT_EQ(test, t->kbuf[i], pvm_pattern(i));
 }
@@ -154,11 +165,11 @@ static void pvm_test_short_local(struct kunit *test)
 	struct pvm_test *t = test->priv;
 	struct iovec riov = { (void __user *)(t->uaddr + 10),
 			      PVM_TEST_PAGES * PAGE_SIZE - 10 };
-	unsigned long pinned;
+	struct pvm_copy res;
 
-	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, false, 100, &riov, 1,
-					    &pinned), 100);
-	KUNIT_EXPECT_EQ(test, pinned, 1);
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK, 100, &riov, 1,
+					    &res), 100);
+	KUNIT_EXPECT_EQ(test, res.pinned, 1);
 	KUNIT_EXPECT_EQ(test, t->kbuf[99], pvm_pattern(109));
 }
 
@@ -173,15 +184,15 @@ static void pvm_test_hole(struct kunit *test)
 	};
 
 	KUNIT_ASSERT_EQ(test, vm_munmap(hole, PAGE_SIZE), 0);
-	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, false, 5 * PAGE_SIZE,
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK, 5 * PAGE_SIZE,
 					    riov, 2, NULL),
 			2 * PAGE_SIZE - 5);
 	KUNIT_EXPECT_EQ(test, t->kbuf[0], pvm_pattern(2 * PAGE_SIZE + 5));
 	/* Starting in the hole copies nothing: the error is returned. */
 	riov[0].iov_base = (void __user *)(hole + 1);
-	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, false, PAGE_SIZE,
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK, PAGE_SIZE,
 					    riov, 2, NULL), -EFAULT);
-	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, true, false, PAGE_SIZE,
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, true, PVM_BLOCK, PAGE_SIZE,
 					    riov, 2, NULL), -EFAULT);
 }
 
@@ -197,7 +208,7 @@ static void pvm_test_write(struct kunit *test)
 	u8 back[8];
 
 	memset(t->kbuf, 0xa5, 6);
-	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, true, false, 6, riov, 2,
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, true, PVM_BLOCK, 6, riov, 2,
 					    NULL), 6);
 	KUNIT_ASSERT_EQ(test, copy_from_user(back, check, 5), 0);
 	KUNIT_EXPECT_EQ(test, back[0], pvm_pattern(7 * PAGE_SIZE - 2));
@@ -219,14 +230,14 @@ static void pvm_test_nowait(struct kunit *test)
 	KUNIT_ASSERT_NE(test, fresh, 0);
 	riov[0] = (struct iovec){ (void __user *)(t->uaddr + PAGE_SIZE - 8), 8 };
 	riov[1] = (struct iovec){ (void __user *)fresh, PAGE_SIZE };
-	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, true, PAGE_SIZE,
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_NOWAIT, PAGE_SIZE,
 					    riov, 2, NULL), 8);
-	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, true, PAGE_SIZE,
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_NOWAIT, PAGE_SIZE,
 					    &riov[1], 1, NULL), -EFAULT);
 	/* Without NOWAIT the page is faulted in, and then NOWAIT finds it. */
-	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, true, false, PAGE_SIZE,
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, true, PVM_BLOCK, PAGE_SIZE,
 					    &riov[1], 1, NULL), PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, true, PAGE_SIZE,
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_NOWAIT, PAGE_SIZE,
 					    &riov[1], 1, NULL), PAGE_SIZE);
 }
 
@@ -238,11 +249,254 @@ static void pvm_test_nowait_lock_busy(struct kunit *test)
 	ssize_t ret;
 
 	mmap_write_lock(current->mm);
-	ret = pvm_test_copy(test, false, true, PAGE_SIZE, &riov, 1, NULL);
+	ret = pvm_test_copy(test, false, PVM_NOWAIT, PAGE_SIZE, &riov, 1, NULL);
 	mmap_write_unlock(current->mm);
 	KUNIT_EXPECT_EQ(test, ret, -EAGAIN);
-	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, true, PAGE_SIZE,
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_NOWAIT, PAGE_SIZE,
 					    &riov, 1, NULL), PAGE_SIZE);
+}
+
+/* Two bytes across a page boundary cost one pin call for both pages. */
+static void pvm_test_straddle_one_batch(struct kunit *test)
+{
+	struct pvm_test *t = test->priv;
+	struct iovec riov = { (void __user *)(t->uaddr + PAGE_SIZE - 1), 2 };
+	struct pvm_copy res;
+
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK, 2, &riov, 1,
+					    &res), 2);
+	KUNIT_EXPECT_EQ(test, res.pinned, 2);
+	KUNIT_EXPECT_EQ(test, res.batches, 1);
+	KUNIT_EXPECT_EQ(test, t->kbuf[1], pvm_pattern(PAGE_SIZE));
+}
+
+/*
+ * The try mode tells "would fault" (-EAGAIN, retried where sleeping is
+ * allowed) from "bad address" (-EFAULT), and keeps the bytes before it.
+ */
+static void pvm_test_try_would_fault(struct kunit *test)
+{
+	struct pvm_test *t = test->priv;
+	unsigned long fresh, ro;
+	struct iovec riov[2];
+	struct pvm_copy res;
+
+	fresh = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	ro = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ,
+			   MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(fresh) || IS_ERR_VALUE(ro));
+	riov[0] = (struct iovec){ (void __user *)(t->uaddr + PAGE_SIZE - 8), 8 };
+	riov[1] = (struct iovec){ (void __user *)fresh, PAGE_SIZE };
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_TRY, PAGE_SIZE,
+					    riov, 2, &res), 8);
+	KUNIT_EXPECT_EQ(test, res.err, -EAGAIN);
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, true, PVM_TRY, PAGE_SIZE,
+					    &riov[1], 1, NULL), -EAGAIN);
+	/* No VMA, or one that never allows the access: no retry. */
+	KUNIT_ASSERT_EQ(test, vm_munmap(fresh, PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_TRY, PAGE_SIZE,
+					    &riov[1], 1, NULL), -EFAULT);
+	riov[1].iov_base = (void __user *)ro;
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, true, PVM_TRY, PAGE_SIZE,
+					    &riov[1], 1, NULL), -EFAULT);
+	/* A read-only page that is not there yet may still be read. */
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_TRY, PAGE_SIZE,
+					    &riov[1], 1, NULL), -EAGAIN);
+}
+
+/*
+ * A kthread that holds a lock until the test lets go, or for one second at
+ * most: a copy that wrongly waits for the lock returns late, and the test
+ * fails instead of hanging.
+ */
+struct pvm_holder {
+	void (*lock)(struct pvm_holder *h);
+	void (*unlock)(struct pvm_holder *h);
+	struct mm_struct *mm;
+	struct folio *folio;
+	struct task_struct *notify;
+	struct completion locked, release, done;
+};
+
+static int pvm_holder_fn(void *data)
+{
+	struct pvm_holder *h = data;
+
+	h->lock(h);
+	complete(&h->locked);
+	/* What io_uring cancellation does to a running io-wq worker. */
+	if (h->notify) {
+		msleep(50);
+		set_notify_signal(h->notify);
+	}
+	wait_for_completion_timeout(&h->release, HZ);
+	h->unlock(h);
+	kthread_complete_and_exit(&h->done, 0);
+}
+
+static void pvm_holder_start(struct kunit *test, struct pvm_holder *h)
+{
+	init_completion(&h->locked);
+	init_completion(&h->release);
+	init_completion(&h->done);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(kthread_run(pvm_holder_fn, h,
+						    "pvm-holder")));
+	wait_for_completion(&h->locked);
+}
+
+static void pvm_holder_stop(struct pvm_holder *h)
+{
+	complete(&h->release);
+	wait_for_completion(&h->done);
+}
+
+static void pvm_hold_mmap(struct pvm_holder *h)
+{
+	mmap_write_lock(h->mm);
+}
+
+static void pvm_release_mmap(struct pvm_holder *h)
+{
+	mmap_write_unlock(h->mm);
+}
+
+static void pvm_hold_folio(struct pvm_holder *h)
+{
+	folio_lock(h->folio);
+}
+
+static void pvm_release_folio(struct pvm_holder *h)
+{
+	folio_unlock(h->folio);
+}
+
+/* Make SIGKILL pending on the test thread, or take it back. */
+static void pvm_test_fatal_signal(bool on)
+{
+	spin_lock_irq(&current->sighand->siglock);
+	if (on)
+		sigaddset(&current->pending.signal, SIGKILL);
+	else
+		sigdelset(&current->pending.signal, SIGKILL);
+	recalc_sigpending();
+	spin_unlock_irq(&current->sighand->siglock);
+}
+
+/*
+ * With a fatal signal pending, the syscall does not wait for the target's
+ * mmap lock: -EINTR, nothing copied.
+ */
+static void pvm_test_lock_wait_killable(struct kunit *test)
+{
+	struct pvm_test *t = test->priv;
+	struct iovec riov = { (void __user *)t->uaddr, PAGE_SIZE };
+	struct pvm_holder h = {
+		.lock = pvm_hold_mmap,
+		.unlock = pvm_release_mmap,
+		.mm = current->mm,
+	};
+	bool released;
+	ssize_t ret;
+
+	pvm_holder_start(test, &h);
+	pvm_test_fatal_signal(true);
+	ret = pvm_test_copy(test, false, PVM_BLOCK, PAGE_SIZE, &riov, 1, NULL);
+	pvm_test_fatal_signal(false);
+	released = completion_done(&h.release);
+	pvm_holder_stop(&h);
+	KUNIT_EXPECT_EQ(test, ret, -EINTR);
+	KUNIT_EXPECT_FALSE(test, released);
+	KUNIT_EXPECT_EQ(test, t->kbuf[0], 0);
+}
+
+/*
+ * The interruptible mode (io-wq) stops waiting for the mmap lock when the
+ * notification signal of io_uring cancellation arrives; the syscall's mode
+ * is not stopped by it.
+ */
+static void pvm_test_lock_wait_interruptible(struct kunit *test)
+{
+	struct pvm_test *t = test->priv;
+	struct iovec riov = { (void __user *)t->uaddr, PAGE_SIZE };
+	struct pvm_holder h = {
+		.lock = pvm_hold_mmap,
+		.unlock = pvm_release_mmap,
+		.mm = current->mm,
+		.notify = current,
+	};
+	bool released;
+	ssize_t ret;
+
+	pvm_holder_start(test, &h);
+	ret = pvm_test_copy(test, false, PVM_INTR, PAGE_SIZE, &riov, 1, NULL);
+	released = completion_done(&h.release);
+	pvm_holder_stop(&h);
+	clear_notify_signal();
+	KUNIT_EXPECT_EQ(test, ret, -EINTR);
+	KUNIT_EXPECT_FALSE(test, released);
+	KUNIT_EXPECT_EQ(test, t->kbuf[0], 0);
+
+	set_notify_signal(current);
+	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK, PAGE_SIZE,
+					    &riov, 1, NULL), PAGE_SIZE);
+	clear_notify_signal();
+	KUNIT_EXPECT_EQ(test, t->kbuf[0], pvm_pattern(0));
+}
+
+/* The try mode, like NOWAIT, only tries the mmap lock. */
+static void pvm_test_try_lock_busy(struct kunit *test)
+{
+	struct pvm_test *t = test->priv;
+	struct iovec riov = { (void __user *)t->uaddr, PAGE_SIZE };
+	struct pvm_holder h = {
+		.lock = pvm_hold_mmap,
+		.unlock = pvm_release_mmap,
+		.mm = current->mm,
+	};
+	ssize_t ret;
+
+	pvm_holder_start(test, &h);
+	ret = pvm_test_copy(test, false, PVM_TRY, PAGE_SIZE, &riov, 1, NULL);
+	pvm_holder_stop(&h);
+	KUNIT_EXPECT_EQ(test, ret, -EAGAIN);
+}
+
+/*
+ * A non-blocking write dirties a written anonymous folio without waiting
+ * for its lock (the PTE is dirty, the folio is not until we say so).
+ */
+static void pvm_test_nowait_dirty_locked_folio(struct kunit *test)
+{
+	struct pvm_test *t = test->priv;
+	unsigned long addr = t->uaddr + 5 * PAGE_SIZE;
+	struct iovec riov = { (void __user *)addr, PAGE_SIZE };
+	struct pvm_holder h = {
+		.lock = pvm_hold_folio,
+		.unlock = pvm_release_folio,
+	};
+	static const enum pvm_mode modes[] = { PVM_NOWAIT, PVM_TRY };
+	struct page *page;
+	unsigned int i;
+	bool released;
+	ssize_t ret;
+
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr, 1, 0, &page), 1);
+	h.folio = page_folio(page);
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		folio_lock(h.folio);
+		folio_clear_dirty(h.folio);
+		folio_unlock(h.folio);
+		pvm_holder_start(test, &h);
+		ret = pvm_test_copy(test, true, modes[i], PAGE_SIZE, &riov, 1,
+				    NULL);
+		released = completion_done(&h.release);
+		pvm_holder_stop(&h);
+		KUNIT_EXPECT_EQ(test, ret, PAGE_SIZE);
+		KUNIT_EXPECT_FALSE(test, released);
+		KUNIT_EXPECT_TRUE(test, folio_test_dirty(h.folio));
+	}
+	put_page(page);
 }
 
 /* The local side of a call is clamped to MAX_RW_COUNT by import_iovec(). */
@@ -282,6 +536,12 @@ static struct kunit_case pvm_test_cases[] = {
 	KUNIT_CASE(pvm_test_nowait),
 	KUNIT_CASE(pvm_test_nowait_lock_busy),
 	KUNIT_CASE(pvm_test_max_rw_count),
+	KUNIT_CASE(pvm_test_straddle_one_batch),
+	KUNIT_CASE(pvm_test_try_would_fault),
+	KUNIT_CASE(pvm_test_lock_wait_killable),
+	KUNIT_CASE(pvm_test_lock_wait_interruptible),
+	KUNIT_CASE(pvm_test_try_lock_busy),
+	KUNIT_CASE(pvm_test_nowait_dirty_locked_folio),
 	{}
 };
 
