@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * IORING_OP_PROCESS_VM_READV and IORING_OP_PROCESS_VM_WRITEV: the copies of
+ * process_vm_readv(2) and process_vm_writev(2) as io_uring requests.
+ *
+ * The target is a pidfd in sqe->fd, so a registered pidfd works with
+ * IOSQE_FIXED_FILE.  Both iovec arrays are copied at prep: the SQE and the
+ * arrays it points to may be reused once submission returns, as
+ * IORING_FEAT_SUBMIT_STABLE promises.  The inline attempt never sleeps;
+ * where it would have to, the request goes on in io-wq from where it
+ * stopped.  The io-wq copy waits interruptibly, because cancellation and
+ * exit reach a running io-wq request only as a notification signal.
+ */
+#include <linux/kernel.h>
+#include <linux/errno.h>
+#include <linux/fs.h>
+#include <linux/io_uring.h>
+#include <linux/process_vm.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+
+#include <uapi/linux/io_uring.h>
+
+#include "io_uring.h"
+#include "process_vm.h"
+
+struct io_pvm {
+	struct file			*file;
+	u32				flags;
+	bool				write;
+};
+
+static int io_pvm_import(struct io_kiocb *req, struct io_pvm_async *a,
+			 const struct io_uring_sqe *sqe, bool write)
+{
+	const struct iovec __user *lvec = u64_to_user_ptr(READ_ONCE(sqe->addr));
+	const struct iovec __user *rvec = u64_to_user_ptr(READ_ONCE(sqe->addr2));
+	unsigned int nr_riov = READ_ONCE(sqe->file_index);
+	struct iovec *iov = a->fast_liov;
+	ssize_t ret;
+
+	ret = __import_iovec(write ? ITER_SOURCE : ITER_DEST, lvec,
+			     READ_ONCE(sqe->len), UIO_FASTIOV, &iov, &a->iter,
+			     req->ctx->compat);
+	if (ret < 0)
+		return ret;
+	a->liov_free = iov;
+	/* As the syscalls: nothing to copy means no look at the remote side. */
+	if (!ret)
+		return 0;
+	iov = iovec_from_user(rvec, nr_riov, UIO_FASTIOV, a->fast_riov,
+			      req->ctx->compat);
+	if (IS_ERR(iov))
+		return PTR_ERR(iov);
+	a->riov = iov;
+	a->nr_riov = nr_riov;
+	if (iov != a->fast_riov)
+		a->riov_free = iov;
+	return 0;
+}
+
+int io_process_vm_prep(struct io_kiocb *req, const struct io_uring_sqe *sqe)
+{
+	struct io_pvm *pvm = io_kiocb_to_cmd(req, struct io_pvm);
+	struct io_pvm_async *a;
+
+	if (sqe->buf_index || sqe->addr3 || sqe->__pad2[0])
+		return -EINVAL;
+	pvm->flags = READ_ONCE(sqe->process_vm_flags);
+	/* The target must be a pidfd: a pid could be reused before issue. */
+	if (pvm->flags & ~PROCESS_VM_FLAGS || !(pvm->flags & PROCESS_VM_PIDFD))
+		return -EINVAL;
+	pvm->write = req->opcode == IORING_OP_PROCESS_VM_WRITEV;
+
+	if (io_alloc_async_data(req))
+		return -ENOMEM;
+	a = req->async_data;
+	a->riov = NULL;
+	a->nr_riov = 0;
+	a->done = 0;
+	a->liov_free = NULL;
+	a->riov_free = NULL;
+	req->flags |= REQ_F_NEED_CLEANUP;
+	return io_pvm_import(req, a, sqe, pvm->write);
+}
+
+/* Skip the remote bytes that have been copied, for the io-wq retry. */
+static void io_pvm_advance(struct io_pvm_async *a, size_t bytes)
+{
+	while (a->nr_riov && (bytes || !a->riov->iov_len)) {
+		size_t n = min(bytes, a->riov->iov_len);
+
+		a->riov->iov_base += n;
+		a->riov->iov_len -= n;
+		bytes -= n;
+		if (!a->riov->iov_len) {
+			a->riov++;
+			a->nr_riov--;
+		}
+	}
+}
+
+int io_process_vm(struct io_kiocb *req, unsigned int issue_flags)
+{
+	struct io_pvm *pvm = io_kiocb_to_cmd(req, struct io_pvm);
+	struct io_pvm_async *a = req->async_data;
+	size_t before = iov_iter_count(&a->iter);
+	enum pvm_mode mode;
+	size_t copied;
+	int err;
+
+	if (pvm->flags & PROCESS_VM_NOWAIT)
+		mode = PVM_NOWAIT;
+	else if (issue_flags & IO_URING_F_NONBLOCK)
+		mode = PVM_TRY;
+	else
+		mode = PVM_INTR;
+
+	err = process_vm_copy(req->file, &a->iter, a->riov, a->nr_riov,
+			      pvm->write, mode);
+	copied = before - iov_iter_count(&a->iter);
+	a->done += copied;
+	if (err == -EAGAIN && mode == PVM_TRY) {
+		io_pvm_advance(a, copied);
+		return -EAGAIN;
+	}
+	/* A copy that stopped before either side ran out fails a link. */
+	if (err)
+		req_set_fail(req);
+	/* At most MAX_RW_COUNT bytes: the count fits in cqe->res. */
+	io_req_set_res(req, a->done ? (int)a->done : err, 0);
+	return IOU_OK;
+}
+
+void io_process_vm_cleanup(struct io_kiocb *req)
+{
+	struct io_pvm_async *a = req->async_data;
+
+	kfree(a->liov_free);
+	kfree(a->riov_free);
+}
+
+/* The core fails a request it cancels; report what was copied by then. */
+void io_process_vm_fail(struct io_kiocb *req)
+{
+	struct io_pvm_async *a = req->async_data;
+
+	if (req_has_async_data(req) && a->done)
+		io_req_set_res(req, a->done, 0);
+}
