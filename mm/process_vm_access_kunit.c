@@ -241,21 +241,6 @@ static void pvm_test_nowait(struct kunit *test)
 					    &riov[1], 1, NULL), PAGE_SIZE);
 }
 
-/* NOWAIT only tries the mmap lock: EAGAIN while someone holds it. */
-static void pvm_test_nowait_lock_busy(struct kunit *test)
-{
-	struct pvm_test *t = test->priv;
-	struct iovec riov = { (void __user *)t->uaddr, PAGE_SIZE };
-	ssize_t ret;
-
-	mmap_write_lock(current->mm);
-	ret = pvm_test_copy(test, false, PVM_NOWAIT, PAGE_SIZE, &riov, 1, NULL);
-	mmap_write_unlock(current->mm);
-	KUNIT_EXPECT_EQ(test, ret, -EAGAIN);
-	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_NOWAIT, PAGE_SIZE,
-					    &riov, 1, NULL), PAGE_SIZE);
-}
-
 /* Two bytes across a page boundary cost one pin call for both pages. */
 static void pvm_test_straddle_one_batch(struct kunit *test)
 {
@@ -317,6 +302,7 @@ struct pvm_holder {
 	struct folio *folio;
 	struct task_struct *notify;
 	struct completion locked, release, done;
+	bool timed_out;
 };
 
 static int pvm_holder_fn(void *data)
@@ -330,7 +316,7 @@ static int pvm_holder_fn(void *data)
 		msleep(50);
 		set_notify_signal(h->notify);
 	}
-	wait_for_completion_timeout(&h->release, HZ);
+	h->timed_out = !wait_for_completion_timeout(&h->release, HZ);
 	h->unlock(h);
 	kthread_complete_and_exit(&h->done, 0);
 }
@@ -340,6 +326,7 @@ static void pvm_holder_start(struct kunit *test, struct pvm_holder *h)
 	init_completion(&h->locked);
 	init_completion(&h->release);
 	init_completion(&h->done);
+	h->timed_out = false;
 	KUNIT_ASSERT_FALSE(test, IS_ERR(kthread_run(pvm_holder_fn, h,
 						    "pvm-holder")));
 	wait_for_completion(&h->locked);
@@ -396,17 +383,15 @@ static void pvm_test_lock_wait_killable(struct kunit *test)
 		.unlock = pvm_release_mmap,
 		.mm = current->mm,
 	};
-	bool released;
 	ssize_t ret;
 
 	pvm_holder_start(test, &h);
 	pvm_test_fatal_signal(true);
 	ret = pvm_test_copy(test, false, PVM_BLOCK, PAGE_SIZE, &riov, 1, NULL);
 	pvm_test_fatal_signal(false);
-	released = completion_done(&h.release);
 	pvm_holder_stop(&h);
 	KUNIT_EXPECT_EQ(test, ret, -EINTR);
-	KUNIT_EXPECT_FALSE(test, released);
+	KUNIT_EXPECT_FALSE(test, h.timed_out);
 	KUNIT_EXPECT_EQ(test, t->kbuf[0], 0);
 }
 
@@ -425,16 +410,14 @@ static void pvm_test_lock_wait_interruptible(struct kunit *test)
 		.mm = current->mm,
 		.notify = current,
 	};
-	bool released;
 	ssize_t ret;
 
 	pvm_holder_start(test, &h);
 	ret = pvm_test_copy(test, false, PVM_INTR, PAGE_SIZE, &riov, 1, NULL);
-	released = completion_done(&h.release);
 	pvm_holder_stop(&h);
 	clear_notify_signal();
 	KUNIT_EXPECT_EQ(test, ret, -EINTR);
-	KUNIT_EXPECT_FALSE(test, released);
+	KUNIT_EXPECT_FALSE(test, h.timed_out);
 	KUNIT_EXPECT_EQ(test, t->kbuf[0], 0);
 
 	set_notify_signal(current);
@@ -444,9 +427,13 @@ static void pvm_test_lock_wait_interruptible(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->kbuf[0], pvm_pattern(0));
 }
 
-/* The try mode, like NOWAIT, only tries the mmap lock. */
-static void pvm_test_try_lock_busy(struct kunit *test)
+/*
+ * NOWAIT and the try mode only try the mmap lock: -EAGAIN while a kthread
+ * holds it, then the copy works once it is free.
+ */
+static void pvm_test_nonblock_lock_busy(struct kunit *test)
 {
+	static const enum pvm_mode modes[] = { PVM_NOWAIT, PVM_TRY };
 	struct pvm_test *t = test->priv;
 	struct iovec riov = { (void __user *)t->uaddr, PAGE_SIZE };
 	struct pvm_holder h = {
@@ -454,12 +441,20 @@ static void pvm_test_try_lock_busy(struct kunit *test)
 		.unlock = pvm_release_mmap,
 		.mm = current->mm,
 	};
+	unsigned int i;
 	ssize_t ret;
 
-	pvm_holder_start(test, &h);
-	ret = pvm_test_copy(test, false, PVM_TRY, PAGE_SIZE, &riov, 1, NULL);
-	pvm_holder_stop(&h);
-	KUNIT_EXPECT_EQ(test, ret, -EAGAIN);
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		pvm_holder_start(test, &h);
+		ret = pvm_test_copy(test, false, modes[i], PAGE_SIZE, &riov, 1,
+				    NULL);
+		pvm_holder_stop(&h);
+		KUNIT_EXPECT_EQ(test, ret, -EAGAIN);
+		KUNIT_EXPECT_FALSE(test, h.timed_out);
+		KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, modes[i],
+						    PAGE_SIZE, &riov, 1, NULL),
+				PAGE_SIZE);
+	}
 }
 
 /*
@@ -478,7 +473,6 @@ static void pvm_test_nowait_dirty_locked_folio(struct kunit *test)
 	static const enum pvm_mode modes[] = { PVM_NOWAIT, PVM_TRY };
 	struct page *page;
 	unsigned int i;
-	bool released;
 	ssize_t ret;
 
 	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr, 1, 0, &page), 1);
@@ -490,10 +484,9 @@ static void pvm_test_nowait_dirty_locked_folio(struct kunit *test)
 		pvm_holder_start(test, &h);
 		ret = pvm_test_copy(test, true, modes[i], PAGE_SIZE, &riov, 1,
 				    NULL);
-		released = completion_done(&h.release);
-		pvm_holder_stop(&h);
+			pvm_holder_stop(&h);
 		KUNIT_EXPECT_EQ(test, ret, PAGE_SIZE);
-		KUNIT_EXPECT_FALSE(test, released);
+		KUNIT_EXPECT_FALSE(test, h.timed_out);
 		KUNIT_EXPECT_TRUE(test, folio_test_dirty(h.folio));
 	}
 	put_page(page);
@@ -534,13 +527,12 @@ static struct kunit_case pvm_test_cases[] = {
 	KUNIT_CASE(pvm_test_hole),
 	KUNIT_CASE(pvm_test_write),
 	KUNIT_CASE(pvm_test_nowait),
-	KUNIT_CASE(pvm_test_nowait_lock_busy),
 	KUNIT_CASE(pvm_test_max_rw_count),
 	KUNIT_CASE(pvm_test_straddle_one_batch),
 	KUNIT_CASE(pvm_test_try_would_fault),
 	KUNIT_CASE(pvm_test_lock_wait_killable),
 	KUNIT_CASE(pvm_test_lock_wait_interruptible),
-	KUNIT_CASE(pvm_test_try_lock_busy),
+	KUNIT_CASE(pvm_test_nonblock_lock_busy),
 	KUNIT_CASE(pvm_test_nowait_dirty_locked_folio),
 	{}
 };
