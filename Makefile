@@ -18,9 +18,10 @@ QUICK    ?=
 # Directories of this repository that are laid over the kernel tree, and
 # the files in them that git tracks, committed or not (build output is
 # not ours).  tools/testing/vm-run boots the kernels from the host: it is
-# this repository's tool, not part of the kernel series.
+# this repository's tool, not part of the kernel series; Documentation/man
+# is the man-pages project's page and its patch, not kernel files either.
 OVERLAY_DIRS := Documentation include io_uring kernel mm tools
-OVERLAY      := $(filter-out tools/testing/vm-run, \
+OVERLAY      := $(filter-out tools/testing/vm-run Documentation/man/%, \
 		$(wildcard $(shell git ls-files -- $(OVERLAY_DIRS))))
 PATCHES      := patches/series $(wildcard patches/*.patch)
 
