@@ -36,7 +36,7 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools run check \
-	stress bench patches clean distclean FORCE
+	stress bench patches docs clean distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
@@ -46,6 +46,8 @@ help:
 	@echo '  make stress     stress + fuzz run in the debug (KASAN/lockdep) kernel'
 	@echo '  make bench      benchmark host / stock VM / ours VM (QUICK=1 for a short run)'
 	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict'
+	@echo '  make docs       man page patch, groff/man warnings, process_vm.rst via Sphinx,'
+	@echo '                 kernel-doc; rendered page in out/docs/process_vm_readv.2.txt'
 	@echo '  make kernel | stock | debug   build one kernel (build/<name>/obj)'
 	@echo '  make selftests  build tools/testing/selftests/process_vm'
 	@echo '  make deps       install the Debian packages the build needs (root)'
@@ -134,6 +136,11 @@ bench: kernels tools
 
 patches: tree
 	scripts/pvm/format-patches $(PRISTINE) $(B)/ours/src $(CURDIR)/out/patches
+
+# The kernel base gives Documentation/conf.py, its Sphinx extensions and
+# scripts/kernel-doc.
+docs: $(B)/pristine.stamp
+	scripts/pvm/docs
 
 clean:
 	rm -rf $(B)/ours/obj $(B)/stock/obj $(B)/debug $(B)/selftests out
