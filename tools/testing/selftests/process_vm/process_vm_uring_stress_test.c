@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stress for IORING_OP_PROCESS_VM_READV/_WRITEV, meant for a debug kernel
+ * (KASAN, lockdep) where `make check` and `make stress` run it:
+ *
+ *  churn:        random requests (read/write, 1-4 iovecs per side, holes,
+ *                NOWAIT, IOSQE_ASYNC, fixed pidfds) against targets that
+ *                unmap, remap and re-protect their memory and exit;
+ *  cancel_storm: requests stuck on a userfaultfd range nobody answers,
+ *                ended by IORING_OP_ASYNC_CANCEL, by closing the ring and by
+ *                the exit of the submitting thread, over and over.
+ *
+ * Every completion must carry a result the syscall could give; every stuck
+ * request must end within a second.  Pin balance and kernel reports are
+ * checked by the caller (scripts/pvm/stress, vm-run).  On kernels without
+ * the ops every test SKIPs.  PVM_STRESS_SECONDS sets the duration of each
+ * test (default 5).
+ */
+#include "process_vm_util.h"
+
+#include <liburing.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/ioctl.h>
+
+#include "../kselftest_harness.h"
+#include "../../../process_vm/pvm_uring.h"
+
+#define NTARGETS	4
+#define NPAGES		8
+#define QD		64
+#define STUCK		16
+
+static size_t psz;
+
+static int seconds(void)
+{
+	const char *s = getenv("PVM_STRESS_SECONDS");
+
+	return s ? atoi(s) : 5;
+}
+
+static bool uring_ok(void)
+{
+	struct io_uring ring;
+	bool ok;
+
+	if (io_uring_queue_init(4, &ring, 0))
+		return false;
+	ok = pvm_uring_supported(&ring);
+	io_uring_queue_exit(&ring);
+	return ok;
+}
+
+/* A target that keeps changing the mapping at @region until killed. */
+static void churn_target(uint8_t *region, int ready)
+{
+	size_t len = NPAGES * psz;
+	unsigned int i;
+
+	if (write(ready, "", 1) != 1)
+		return;
+	for (i = 0; ; i++) {
+		switch (i % 4) {
+		case 0:
+			munmap(region + (i % NPAGES) * psz, psz);
+			break;
+		case 1:
+			mmap(region, len, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+			memset(region, i, len / 2);
+			break;
+		case 2:
+			mprotect(region, len, i & 4 ? PROT_READ : PROT_NONE);
+			break;
+		default:
+			mprotect(region, len, PROT_READ | PROT_WRITE);
+			break;
+		}
+		usleep(100);
+	}
+}
+
+/* Run @fn in a child that has the same mappings; its pidfd in @pidfd. */
+static pid_t spawn(int *pidfd, void (*fn)(uint8_t *, int), uint8_t *region)
+{
+	int ready[2];
+	char c;
+	pid_t pid;
+
+	*pidfd = -1;
+	if (pipe(ready))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(ready[0]);
+		fn(region, ready[1]);
+		_exit(0);
+	}
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &c, 1) == 1)
+		*pidfd = syscall(SYS_pidfd_open, pid, 0);
+	close(ready[0]);
+	return pid;
+}
+
+static void reap(pid_t pid, int pidfd)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pidfd);
+}
+
+/* What a completion may say: the syscall's results, nothing else. */
+static bool result_ok(int res, size_t len, bool nowait)
+{
+	if (res >= 0)
+		return (size_t)res <= len;
+	return res == -EFAULT || res == -ESRCH ||
+	       (nowait && res == -EAGAIN);
+}
+
+static void random_iov(struct iovec *iov, int n, uint8_t *base, size_t span,
+		       unsigned int *seed)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		size_t off = rand_r(seed) % span;
+		size_t len = 1 + rand_r(seed) % (2 * psz);
+
+		/* Now and then run off the end into whatever is there. */
+		if (off + len > span && rand_r(seed) % 4)
+			len = span - off;
+		iov[i].iov_base = base + off;
+		iov[i].iov_len = len;
+	}
+}
+
+struct req {
+	struct iovec liov[4], riov[4];
+	size_t len;
+	bool nowait;
+};
+
+static void prep_random(struct io_uring *ring, struct req *r, int idx,
+			uint8_t *local, uint8_t *region, unsigned int *seed)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	int nl = 1 + rand_r(seed) % 4, nr = 1 + rand_r(seed) % 4;
+	unsigned int flags = 0;
+	int i;
+
+	random_iov(r->liov, nl, local, NPAGES * psz, seed);
+	random_iov(r->riov, nr, region, (NPAGES + 1) * psz, seed);
+	r->len = 0;
+	for (i = 0; i < nl; i++)
+		r->len += r->liov[i].iov_len;
+	r->nowait = !(rand_r(seed) % 4);
+	if (r->nowait)
+		flags |= PROCESS_VM_NOWAIT;
+	if (rand_r(seed) % 2)
+		pvm_uring_prep_readv_fixed(sqe, idx, r->liov, nl, r->riov, nr,
+					   flags);
+	else
+		pvm_uring_prep_writev_fixed(sqe, idx, r->liov, nl, r->riov, nr,
+					    flags);
+	if (!(rand_r(seed) % 4))
+		sqe->flags |= IOSQE_ASYNC;
+	io_uring_sqe_set_data(sqe, r);
+}
+
+TEST(churn)
+{
+	uint8_t *region, *local;
+	int pidfd[NTARGETS];
+	pid_t pid[NTARGETS];
+	static struct req reqs[QD];
+	struct io_uring ring;
+	unsigned int seed = getpid();
+	long done = 0, bytes = 0;
+	time_t end;
+	int i, n;
+
+	psz = getpagesize();
+	if (!uring_ok())
+		SKIP(return, "no IORING_OP_PROCESS_VM_* in this kernel");
+	region = pvm_map_anon((NPAGES + 1) * psz);
+	local = pvm_map_anon(NPAGES * psz);
+	ASSERT_TRUE(region && local);
+	ASSERT_EQ(0, io_uring_queue_init(QD, &ring, 0));
+	for (i = 0; i < NTARGETS; i++) {
+		pid[i] = spawn(&pidfd[i], churn_target, region);
+		ASSERT_LE(0, pidfd[i]);
+	}
+	ASSERT_EQ(0, io_uring_register_files(&ring, pidfd, NTARGETS));
+
+	end = time(NULL) + seconds();
+	while (time(NULL) < end) {
+		struct io_uring_cqe *cqe;
+
+		for (n = 0; n < QD; n++)
+			prep_random(&ring, &reqs[n], rand_r(&seed) % NTARGETS,
+				    local, region, &seed);
+		ASSERT_EQ(QD, io_uring_submit_and_wait(&ring, QD));
+		for (n = 0; n < QD; n++) {
+			struct req *r;
+
+			ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+			r = io_uring_cqe_get_data(cqe);
+			EXPECT_TRUE(result_ok(cqe->res, r->len, r->nowait))
+				TH_LOG("res %d for %zu bytes", cqe->res, r->len);
+			bytes += cqe->res > 0 ? cqe->res : 0;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		done += QD;
+		/* A target dies and a new one takes its slot. */
+		i = rand_r(&seed) % NTARGETS;
+		reap(pid[i], pidfd[i]);
+		pid[i] = spawn(&pidfd[i], churn_target, region);
+		ASSERT_LE(0, pidfd[i]);
+		ASSERT_EQ(1, io_uring_register_files_update(&ring, i,
+							    &pidfd[i], 1));
+	}
+	io_uring_queue_exit(&ring);
+	for (i = 0; i < NTARGETS; i++)
+		reap(pid[i], pidfd[i]);
+	ksft_print_msg("churn: %ld requests, %ld bytes\n", done, bytes);
+}
+
+/* A target whose range faults into a userfaultfd nobody ever reads. */
+static void stuck_target(uint8_t *region, int ready)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { (unsigned long)region, NPAGES * psz },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	int uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) ||
+	    ioctl(uffd, UFFDIO_REGISTER, &reg) || write(ready, "", 1) != 1)
+		return;
+	for (;;)
+		pause();
+}
+
+enum { BY_CANCEL, BY_THREAD_EXIT, BY_PROCESS_EXIT, NR_WAYS };
+
+struct storm {
+	int pidfd;
+	uint8_t *region, *local;
+	struct io_uring ring;
+	struct iovec l, r[NPAGES];
+};
+
+/* Queue STUCK reads of the stuck range, half of them IOSQE_ASYNC. */
+static void prep_stuck(struct storm *s)
+{
+	int i;
+
+	s->l = (struct iovec){ s->local, psz };
+	for (i = 0; i < STUCK; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+
+		s->r[i % NPAGES] = (struct iovec){ s->region + (i % NPAGES) * psz,
+						  psz };
+		pvm_uring_prep_readv(sqe, s->pidfd, &s->l, 1,
+				     &s->r[i % NPAGES], 1, 0);
+		if (i % 2)
+			sqe->flags |= IOSQE_ASYNC;
+		io_uring_sqe_set_data64(sqe, i + 1);
+	}
+}
+
+/* Reap @n completions of stuck requests: each ended, nothing copied. */
+static int reap_stuck(struct storm *s, int n)
+{
+	struct __kernel_timespec ts = { .tv_sec = 1 };
+	struct io_uring_cqe *cqe;
+
+	while (n) {
+		if (io_uring_wait_cqe_timeout(&s->ring, &cqe, &ts))
+			return -1;
+		if (cqe->user_data) {
+			if (cqe->res != -EINTR && cqe->res != -ECANCELED)
+				return -1;
+			n--;
+		}
+		io_uring_cqe_seen(&s->ring, cqe);
+	}
+	return 0;
+}
+
+static int storm_cancel(struct storm *s)
+{
+	prep_stuck(s);
+	if (io_uring_submit(&s->ring) != STUCK)
+		return -1;
+	usleep(20000);	/* let them reach io-wq and block there */
+	io_uring_prep_cancel64(io_uring_get_sqe(&s->ring), 0,
+			       IORING_ASYNC_CANCEL_ANY |
+			       IORING_ASYNC_CANCEL_ALL);
+	io_uring_submit(&s->ring);
+	return reap_stuck(s, STUCK);
+}
+
+static void *submit_and_exit(void *arg)
+{
+	struct storm *s = arg;
+
+	return (void *)(long)io_uring_submit(&s->ring);
+}
+
+/* The requests belong to a thread; its exit cancels them. */
+static int storm_thread_exit(struct storm *s)
+{
+	pthread_t th;
+	void *ret;
+
+	prep_stuck(s);
+	if (pthread_create(&th, NULL, submit_and_exit, s) ||
+	    pthread_join(th, &ret) || (long)ret != STUCK)
+		return -1;
+	return reap_stuck(s, STUCK);
+}
+
+/* A process that leaves stuck requests behind must still exit at once. */
+static int storm_process_exit(struct storm *s)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		prep_stuck(s);
+		_exit(io_uring_submit(&s->ring) == STUCK ? 0 : 1);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+static int (*const storm_ways[NR_WAYS])(struct storm *s) = {
+	[BY_CANCEL] = storm_cancel,
+	[BY_THREAD_EXIT] = storm_thread_exit,
+	[BY_PROCESS_EXIT] = storm_process_exit,
+};
+
+TEST(cancel_storm)
+{
+	struct storm s = { 0 };
+	long rounds = 0, worst = 0;
+	time_t end;
+	pid_t pid;
+
+	psz = getpagesize();
+	if (!uring_ok())
+		SKIP(return, "no IORING_OP_PROCESS_VM_* in this kernel");
+	s.region = pvm_map_anon(NPAGES * psz);
+	s.local = pvm_map_anon(psz);
+	ASSERT_TRUE(s.region && s.local);
+	pid = spawn(&s.pidfd, stuck_target, s.region);
+	ASSERT_LE(0, s.pidfd) TH_LOG("no userfaultfd in the target");
+
+	end = time(NULL) + seconds();
+	while (time(NULL) < end) {
+		int way = rounds % NR_WAYS;
+		long long t0;
+
+		ASSERT_EQ(0, io_uring_queue_init(2 * STUCK, &s.ring, 0));
+		t0 = pvm_now_ms();
+		ASSERT_EQ(0, storm_ways[way](&s))
+			TH_LOG("round %ld, way %d: a stuck request did not end",
+			       rounds, way);
+		io_uring_queue_exit(&s.ring);
+		t0 = pvm_now_ms() - t0;
+		EXPECT_GT(1000, t0) TH_LOG("way %d took %lld ms", way, t0);
+		worst = t0 > worst ? t0 : worst;
+		rounds++;
+	}
+	reap(pid, s.pidfd);
+	ksft_print_msg("cancel_storm: %ld rounds of %d requests, worst %ld ms\n",
+		       rounds, STUCK, worst);
+}
+
+TEST_HARNESS_MAIN
