@@ -2,6 +2,8 @@
 /*
  * process_vm_readv(2) and process_vm_writev(2): Cross Memory Attach.
  *
+ * Copyright (C) 2010-2011 Christopher Yeoh <cyeoh@au1.ibm.com>, IBM Corp.
+ *
  * Data moves between the caller's iovecs and another process's iovecs in a
  * single copy.  The target's pages are pinned in batches under its mmap read
  * lock, copied through a temporary kernel mapping and unpinned again.  Access
@@ -23,12 +25,72 @@
 #include <linux/syscalls.h>
 #include <linux/uio.h>
 #include <linux/workqueue.h>
-#include <kunit/visibility.h>
+#include <kunit/static_stub.h>
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/process_vm.h>
 
-#include "process_vm_access.h"
+/**
+ * struct pvm_copy - State of one process_vm_readv/writev copy.
+ * @mm: the target's address space, referenced.
+ * @iter: the caller's side of the copy.
+ * @pages: batch of pinned target pages.
+ * @max_pages: capacity of @pages.
+ * @gup_flags: FOLL_* flags for pinning.
+ * @write: copy from @iter into @mm.
+ * @mode: how the copy may wait.
+ * @err: why the copy stopped early, 0 if it did not.
+ * @pinned: pages pinned so far, for the tracepoint and the tests.
+ * @batches: pin calls made so far (each takes the mmap lock), for the tests.
+ */
+struct pvm_copy {
+	struct mm_struct *mm;
+	struct iov_iter *iter;
+	struct page **pages;
+	unsigned long max_pages;
+	unsigned int gup_flags;
+	bool write;
+	enum pvm_mode mode;
+	int err;
+	unsigned long pinned;
+	unsigned long batches;
+};
+
+/**
+ * pvm_span_pages() - Number of pages a user range touches.
+ * @addr: start of the range.
+ * @len: length of the range in bytes.
+ *
+ * Return: the number of pages spanned by [@addr, @addr + @len), 0 if @len
+ * is 0.  For a range that wraps around the top of the address space the
+ * count is meaningless but not 0; such a range never pins.
+ */
+static unsigned long pvm_span_pages(unsigned long addr, size_t len)
+{
+	if (!len)
+		return 0;
+	return ((addr + len - 1) >> PAGE_SHIFT) - (addr >> PAGE_SHIFT) + 1;
+}
+
+/**
+ * pvm_batch_pages() - Pages worth pinning at once for a set of remote iovecs.
+ * @riov: remote iovecs.
+ * @riovcnt: number of remote iovecs.
+ * @count: bytes the local side can take.
+ *
+ * Return: the largest number of pages any one remote iovec spans within its
+ * first @count bytes; 0 if the remote side names no bytes at all.
+ */
+static unsigned long pvm_batch_pages(const struct iovec *riov,
+				     unsigned long riovcnt, size_t count)
+{
+	unsigned long i, nr = 0;
+
+	for (i = 0; i < riovcnt; i++)
+		nr = max(nr, pvm_span_pages((unsigned long)riov[i].iov_base,
+					    min(riov[i].iov_len, count)));
+	return nr;
+}
 
 /*
  * Page pointers kept on the stack.  A call that may need more gets one
@@ -233,6 +295,17 @@ static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
 	return 0;
 }
 
+/*
+ * A larger batch of page pointers for a copy that spans more pages than the
+ * stack holds.  If there is no memory for it, the copy runs in stack-sized
+ * batches; the KUnit suite replaces this function to test exactly that.
+ */
+static struct page **pvm_alloc_batch(unsigned long nr, gfp_t gfp)
+{
+	KUNIT_STATIC_STUB_REDIRECT(pvm_alloc_batch, nr, gfp);
+	return kmalloc_array(nr, sizeof(struct page *), gfp | __GFP_NOWARN);
+}
+
 /**
  * pvm_copy_mm() - Copy between the local iterator and a remote address space.
  * @c: copy state with @mm, @iter, @write and @mode filled in.
@@ -265,9 +338,8 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 		struct page **heap;
 
 		nr = min(nr, PVM_HEAP_PAGES);
-		heap = kmalloc_array(nr, sizeof(*heap), __GFP_NOWARN |
-				     (pvm_mode_nonblock(c->mode) ?
-				      GFP_NOWAIT : GFP_KERNEL));
+		heap = pvm_alloc_batch(nr, pvm_mode_nonblock(c->mode) ?
+				       GFP_NOWAIT : GFP_KERNEL);
 		if (heap) {
 			c->pages = heap;
 			c->max_pages = nr;
@@ -286,19 +358,6 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 		return before - iov_iter_count(c->iter);
 	return err;
 }
-
-#if IS_ENABLED(CONFIG_KUNIT)
-/*
- * The syscalls get pvm_copy_mm() inlined; a symbol the KUnit suite can call
- * must not cost them a function call.
- */
-ssize_t pvm_kunit_copy_mm(struct pvm_copy *c, const struct iovec *riov,
-			  unsigned long riovcnt, unsigned long nr)
-{
-	return pvm_copy_mm(c, riov, riovcnt, nr);
-}
-EXPORT_SYMBOL_IF_KUNIT(pvm_kunit_copy_mm);
-#endif
 
 /**
  * pvm_get_task() - Find the target task.
@@ -507,3 +566,7 @@ SYSCALL_DEFINE6(process_vm_writev, pid_t, pid,
 {
 	return process_vm_rw(pid, lvec, liovcnt, rvec, riovcnt, flags, true);
 }
+
+#ifdef CONFIG_PROCESS_VM_KUNIT_TEST
+#include "tests/process_vm_kunit.c"
+#endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * KUnit tests for the process_vm_readv/writev copy engine.
+ * KUnit tests for the process_vm_readv/writev copy engine, included at the
+ * end of mm/process_vm_access.c so that they reach its static functions.
  *
  * The "remote" address space is a real user mm that KUnit attaches to the
  * test thread (kunit_vm_mmap()); the local side is a kernel buffer.
@@ -16,9 +17,8 @@
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
-
-#include "process_vm_access.h"
 
 #define PVM_TEST_PAGES	64
 
@@ -44,7 +44,7 @@ static int pvm_test_init(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, t->kbuf);
 	t->uaddr = kunit_vm_mmap(test, NULL, 0, size, PROT_READ | PROT_WRITE,
 				 MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	if (!t->uaddr)
+	if (IS_ERR_VALUE(t->uaddr))
 		kunit_skip(test, "cannot map user memory");
 	for (i = 0; i < size; i++)
 		t->kbuf[i] = pvm_pattern(i);
@@ -57,7 +57,7 @@ static int pvm_test_init(struct kunit *test)
 
 /*
  * Run one copy between @len bytes of the kernel buffer and the user
- * ranges @riov.  Returns what pvm_kunit_copy_mm() returns; @res, if not
+ * ranges @riov.  Returns what pvm_copy_mm() returns; @res, if not
  * NULL, gets the final copy state (pages pinned, batches, stop reason).
  */
 static ssize_t pvm_test_copy(struct kunit *test, bool write,
@@ -77,14 +77,14 @@ static ssize_t pvm_test_copy(struct kunit *test, bool write,
 	ssize_t ret;
 
 	iov_iter_kvec(&iter, write ? ITER_SOURCE : ITER_DEST, &kv, 1, len);
-	ret = pvm_kunit_copy_mm(&c, riov, riovcnt,
-				pvm_batch_pages(riov, riovcnt, len));
+	ret = pvm_copy_mm(&c, riov, riovcnt,
+			  pvm_batch_pages(riov, riovcnt, len));
 	if (res)
 		*res = c;
 	return ret;
 }
 
-static void pvm_test_span_pages(struct kunit *test)
+static void span_pages_counts_touched_pages(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, pvm_span_pages(0, 0), 0);
 	KUNIT_EXPECT_EQ(test, pvm_span_pages(PAGE_SIZE - 1, 0), 0);
@@ -100,7 +100,7 @@ static void pvm_test_span_pages(struct kunit *test)
 			MAX_RW_COUNT >> PAGE_SHIFT);
 }
 
-static void pvm_test_batch_pages(struct kunit *test)
+static void batch_pages_is_the_largest_span(struct kunit *test)
 {
 	struct iovec riov[] = {
 		{ .iov_base = NULL, .iov_len = 0 },
@@ -118,7 +118,7 @@ static void pvm_test_batch_pages(struct kunit *test)
 }
 
 /* A read across page boundaries and iovecs lands in order, byte exact. */
-static void pvm_test_read_straddle(struct kunit *test)
+static void read_keeps_order_across_pages_and_iovecs(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	struct iovec riov[] = {
@@ -143,7 +143,7 @@ static void pvm_test_read_straddle(struct kunit *test)
 }
 
 /* A transfer bigger than the on-stack batch is pinned in large batches. */
-static void pvm_test_batching(struct kunit *test)
+static void large_copy_pins_in_one_batch(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	size_t len = PVM_TEST_PAGES * PAGE_SIZE;
@@ -160,7 +160,7 @@ static void pvm_test_batching(struct kunit *test)
 }
 
 /* Only the pages the local side has room for are pinned. */
-static void pvm_test_short_local(struct kunit *test)
+static void short_local_side_pins_only_what_fits(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	struct iovec riov = { (void __user *)(t->uaddr + 10),
@@ -174,7 +174,7 @@ static void pvm_test_short_local(struct kunit *test)
 }
 
 /* Copying stops at an unmapped hole and reports the bytes before it. */
-static void pvm_test_hole(struct kunit *test)
+static void copy_stops_at_hole(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	unsigned long hole = t->uaddr + 4 * PAGE_SIZE;
@@ -197,7 +197,7 @@ static void pvm_test_hole(struct kunit *test)
 }
 
 /* Writes reach the user pages and stop at the end of the local data. */
-static void pvm_test_write(struct kunit *test)
+static void write_stops_at_end_of_local_data(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	struct iovec riov[] = {
@@ -218,7 +218,7 @@ static void pvm_test_write(struct kunit *test)
 }
 
 /* NOWAIT does not fault pages in: a never-touched page ends the copy. */
-static void pvm_test_nowait(struct kunit *test)
+static void nowait_does_not_fault_pages_in(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	unsigned long fresh;
@@ -227,7 +227,7 @@ static void pvm_test_nowait(struct kunit *test)
 	fresh = kunit_vm_mmap(test, NULL, 0, 2 * PAGE_SIZE,
 			      PROT_READ | PROT_WRITE,
 			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_NE(test, fresh, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(fresh));
 	riov[0] = (struct iovec){ (void __user *)(t->uaddr + PAGE_SIZE - 8), 8 };
 	riov[1] = (struct iovec){ (void __user *)fresh, PAGE_SIZE };
 	KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_NOWAIT, PAGE_SIZE,
@@ -242,7 +242,7 @@ static void pvm_test_nowait(struct kunit *test)
 }
 
 /* Two bytes across a page boundary cost one pin call for both pages. */
-static void pvm_test_straddle_one_batch(struct kunit *test)
+static void two_bytes_across_pages_pin_in_one_batch(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	struct iovec riov = { (void __user *)(t->uaddr + PAGE_SIZE - 1), 2 };
@@ -259,7 +259,7 @@ static void pvm_test_straddle_one_batch(struct kunit *test)
  * The try mode tells "would fault" (-EAGAIN, retried where sleeping is
  * allowed) from "bad address" (-EFAULT), and keeps the bytes before it.
  */
-static void pvm_test_try_would_fault(struct kunit *test)
+static void try_tells_would_fault_from_bad_address(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	unsigned long fresh, ro;
@@ -374,7 +374,7 @@ static void pvm_test_fatal_signal(bool on)
  * With a fatal signal pending, the syscall does not wait for the target's
  * mmap lock: -EINTR, nothing copied.
  */
-static void pvm_test_lock_wait_killable(struct kunit *test)
+static void fatal_signal_ends_lock_wait(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	struct iovec riov = { (void __user *)t->uaddr, PAGE_SIZE };
@@ -400,7 +400,7 @@ static void pvm_test_lock_wait_killable(struct kunit *test)
  * notification signal of io_uring cancellation arrives; the syscall's mode
  * is not stopped by it.
  */
-static void pvm_test_lock_wait_interruptible(struct kunit *test)
+static void notify_signal_ends_interruptible_lock_wait(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	struct iovec riov = { (void __user *)t->uaddr, PAGE_SIZE };
@@ -431,7 +431,7 @@ static void pvm_test_lock_wait_interruptible(struct kunit *test)
  * NOWAIT and the try mode only try the mmap lock: -EAGAIN while a kthread
  * holds it, then the copy works once it is free.
  */
-static void pvm_test_nonblock_lock_busy(struct kunit *test)
+static void nonblock_modes_only_try_the_mmap_lock(struct kunit *test)
 {
 	static const enum pvm_mode modes[] = { PVM_NOWAIT, PVM_TRY };
 	struct pvm_test *t = test->priv;
@@ -461,7 +461,7 @@ static void pvm_test_nonblock_lock_busy(struct kunit *test)
  * A non-blocking write dirties a written anonymous folio without waiting
  * for its lock (the PTE is dirty, the folio is not until we say so).
  */
-static void pvm_test_nowait_dirty_locked_folio(struct kunit *test)
+static void nonblock_write_dirties_without_folio_lock(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
 	unsigned long addr = t->uaddr + 5 * PAGE_SIZE;
@@ -492,48 +492,109 @@ static void pvm_test_nowait_dirty_locked_folio(struct kunit *test)
 	put_page(page);
 }
 
-/* The local side of a call is clamped to MAX_RW_COUNT by import_iovec(). */
-static void pvm_test_max_rw_count(struct kunit *test)
+/* A remote range that wraps around the top of the address space faults. */
+static void range_wrapping_the_address_space_faults(struct kunit *test)
+{
+	struct iovec riov[] = {
+		{ (void __user *)-PAGE_SIZE, 2 * PAGE_SIZE },
+		{ (void __user *)-1L, 16 },
+	};
+	struct pvm_copy res;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(riov); i++) {
+		KUNIT_EXPECT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK,
+						    PAGE_SIZE, &riov[i], 1,
+						    &res), -EFAULT);
+		KUNIT_EXPECT_EQ(test, res.pinned, 0);
+	}
+}
+
+/*
+ * A fault on the caller's side ends the copy; the bytes before it count,
+ * in both directions.
+ */
+static void local_fault_returns_bytes_before_it(struct kunit *test)
 {
 	struct pvm_test *t = test->priv;
-	struct iovec uiov[2] = {
-		{ (void __user *)t->uaddr, PAGE_SIZE },
-		{ (void __user *)(t->uaddr + PAGE_SIZE), MAX_RW_COUNT },
-	};
-	struct iovec riov = { (void __user *)t->uaddr, 2 * PAGE_SIZE };
-	struct iovec __user *uvec = (void __user *)t->uaddr;
-	struct iovec stack[UIO_FASTIOV], *iov = stack;
-	struct pvm_copy c = { .mm = current->mm };
+	struct iovec riov = { (void __user *)(t->uaddr + 8 * PAGE_SIZE),
+			      PAGE_SIZE };
+	unsigned long local;
 	struct iov_iter iter;
+	struct pvm_copy c = { .mm = current->mm, .iter = &iter };
+	u8 back[100];
+	bool write;
 
-	/* The iovec array itself lives in user memory, as for the syscall. */
-	KUNIT_ASSERT_EQ(test, copy_to_user(uvec, uiov, sizeof(uiov)), 0);
-	KUNIT_ASSERT_EQ(test, import_iovec(ITER_DEST, uvec, 2, UIO_FASTIOV,
-					   &iov, &iter), MAX_RW_COUNT);
-	c.iter = &iter;
-	/* Only the remote side's two pages are there to copy. */
-	KUNIT_EXPECT_EQ(test, pvm_kunit_copy_mm(&c, &riov, 1, 2), 2 * PAGE_SIZE);
-	KUNIT_EXPECT_EQ(test, iov_iter_count(&iter),
-			MAX_RW_COUNT - 2 * PAGE_SIZE);
-	kfree(iov);
+	local = kunit_vm_mmap(test, NULL, 0, 2 * PAGE_SIZE,
+			      PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(local));
+	KUNIT_ASSERT_EQ(test, vm_munmap(local + PAGE_SIZE, PAGE_SIZE), 0);
+	local += PAGE_SIZE - 100;
+	for (write = false; ; write = true) {
+		KUNIT_ASSERT_EQ(test, import_ubuf(write ? ITER_SOURCE : ITER_DEST,
+						  (void __user *)local, 200,
+						  &iter), 0);
+		c.write = write;
+		KUNIT_EXPECT_EQ(test, pvm_copy_mm(&c, &riov, 1, 1), 100);
+		KUNIT_EXPECT_EQ(test, c.err, -EFAULT);
+		if (write)
+			break;
+		KUNIT_ASSERT_EQ(test, copy_from_user(back, (void __user *)local,
+						     100), 0);
+		KUNIT_EXPECT_EQ(test, back[99], pvm_pattern(8 * PAGE_SIZE + 99));
+		/* Write it back changed, and see it arrive. */
+		memset(back, 0x5a, sizeof(back));
+		KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)local, back,
+						   100), 0);
+	}
+	KUNIT_ASSERT_EQ(test, copy_from_user(back, riov.iov_base, 100), 0);
+	KUNIT_EXPECT_EQ(test, back[0], 0x5a);
+	KUNIT_EXPECT_EQ(test, back[99], 0x5a);
+}
+
+static struct page **pvm_test_no_batch(unsigned long nr, gfp_t gfp)
+{
+	return NULL;
+}
+
+/* Without memory for a large batch, the copy runs in stack batches. */
+static void batch_allocation_failure_falls_back_to_stack(struct kunit *test)
+{
+	struct pvm_test *t = test->priv;
+	size_t len = PVM_TEST_PAGES * PAGE_SIZE;
+	struct iovec riov = { (void __user *)t->uaddr, len };
+	struct pvm_copy res;
+	unsigned long i;
+
+	kunit_activate_static_stub(test, pvm_alloc_batch, pvm_test_no_batch);
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK, len, &riov,
+					    1, &res), len);
+	kunit_deactivate_static_stub(test, pvm_alloc_batch);
+	KUNIT_EXPECT_EQ(test, res.pinned, PVM_TEST_PAGES);
+	KUNIT_EXPECT_EQ(test, res.batches, PVM_TEST_PAGES / PVM_STACK_PAGES);
+	for (i = 0; i < len; i++)
+		KUNIT_ASSERT_EQ(test, t->kbuf[i], pvm_pattern(i));
 }
 
 static struct kunit_case pvm_test_cases[] = {
-	KUNIT_CASE(pvm_test_span_pages),
-	KUNIT_CASE(pvm_test_batch_pages),
-	KUNIT_CASE(pvm_test_read_straddle),
-	KUNIT_CASE(pvm_test_batching),
-	KUNIT_CASE(pvm_test_short_local),
-	KUNIT_CASE(pvm_test_hole),
-	KUNIT_CASE(pvm_test_write),
-	KUNIT_CASE(pvm_test_nowait),
-	KUNIT_CASE(pvm_test_max_rw_count),
-	KUNIT_CASE(pvm_test_straddle_one_batch),
-	KUNIT_CASE(pvm_test_try_would_fault),
-	KUNIT_CASE(pvm_test_lock_wait_killable),
-	KUNIT_CASE(pvm_test_lock_wait_interruptible),
-	KUNIT_CASE(pvm_test_nonblock_lock_busy),
-	KUNIT_CASE(pvm_test_nowait_dirty_locked_folio),
+	KUNIT_CASE(span_pages_counts_touched_pages),
+	KUNIT_CASE(batch_pages_is_the_largest_span),
+	KUNIT_CASE(read_keeps_order_across_pages_and_iovecs),
+	KUNIT_CASE(large_copy_pins_in_one_batch),
+	KUNIT_CASE(short_local_side_pins_only_what_fits),
+	KUNIT_CASE(copy_stops_at_hole),
+	KUNIT_CASE(write_stops_at_end_of_local_data),
+	KUNIT_CASE(nowait_does_not_fault_pages_in),
+	KUNIT_CASE(two_bytes_across_pages_pin_in_one_batch),
+	KUNIT_CASE(try_tells_would_fault_from_bad_address),
+	KUNIT_CASE(fatal_signal_ends_lock_wait),
+	KUNIT_CASE(notify_signal_ends_interruptible_lock_wait),
+	KUNIT_CASE(nonblock_modes_only_try_the_mmap_lock),
+	KUNIT_CASE(nonblock_write_dirties_without_folio_lock),
+	KUNIT_CASE(range_wrapping_the_address_space_faults),
+	KUNIT_CASE(local_fault_returns_bytes_before_it),
+	KUNIT_CASE(batch_allocation_failure_falls_back_to_stack),
 	{}
 };
 
@@ -544,6 +605,3 @@ static struct kunit_suite pvm_test_suite = {
 };
 
 kunit_test_suites(&pvm_test_suite);
-
-MODULE_DESCRIPTION("KUnit tests for process_vm_readv/writev");
-MODULE_LICENSE("GPL");
