@@ -14,6 +14,7 @@ PRISTINE := $(B)/pristine
 JOBS     ?= $(shell nproc)
 VM       := $(CURDIR)/tools/testing/vm-run
 QUICK    ?=
+MUTANTS  ?=
 
 # Directories of this repository that are laid over the kernel tree, and
 # the files in them that git tracks, committed or not (build output is
@@ -36,7 +37,7 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools run check \
-	stress bench patches docs clean distclean FORCE
+	stress mutate bench patches docs clean distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
@@ -44,6 +45,7 @@ help:
 	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit,'
 	@echo '                 short stress in the debug kernel, patches round trip'
 	@echo '  make stress     stress + fuzz run in the debug (KASAN/lockdep) kernel'
+	@echo '  make mutate     mutation test of the guest suite (MUTANTS="m01 u02", QUICK=1)'
 	@echo '  make bench      benchmark host / stock VM / ours VM (QUICK=1 for a short run)'
 	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict'
 	@echo '  make docs       man page patch, groff/man warnings, process_vm.rst via Sphinx,'
@@ -130,6 +132,11 @@ check: kernels debug selftests patches
 
 stress: debug selftests
 	scripts/pvm/stress --full
+
+# scripts/pvm/mutants, one by one, in build/mutate; the debug-kernel stress
+# runs for the mutants that need it if `make debug` was run.
+mutate: kernel selftests
+	scripts/pvm/mutate $(if $(QUICK),--quick) $(MUTANTS)
 
 bench: kernels tools
 	scripts/pvm/bench $(if $(QUICK),--quick)
