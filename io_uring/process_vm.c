@@ -24,28 +24,62 @@
 #include "io_uring.h"
 #include "process_vm.h"
 
+/*
+ * A request with one local and one remote iovec, the common case, keeps
+ * them here and needs no async data.
+ */
 struct io_pvm {
 	struct file			*file;
 	u32				flags;
 	bool				write;
+	size_t				done;
+	struct iovec			l;
+	struct iovec			r;
 };
 
-static int io_pvm_import(struct io_kiocb *req, struct io_pvm_async *a,
-			 const struct io_uring_sqe *sqe, bool write)
+static int io_pvm_import_one(struct io_kiocb *req, struct io_pvm *pvm,
+			     const struct iovec __user *lvec,
+			     const struct iovec __user *rvec)
 {
-	const struct iovec __user *lvec = u64_to_user_ptr(READ_ONCE(sqe->addr));
-	const struct iovec __user *rvec = u64_to_user_ptr(READ_ONCE(sqe->addr2));
-	unsigned int nr_riov = READ_ONCE(sqe->file_index);
-	struct iovec *iov = a->fast_liov;
+	struct iovec *iov = &pvm->l;
+	struct iov_iter iter;
 	ssize_t ret;
 
-	ret = __import_iovec(write ? ITER_SOURCE : ITER_DEST, lvec,
-			     READ_ONCE(sqe->len), UIO_FASTIOV, &iov, &a->iter,
+	pvm->r.iov_len = 0;
+	ret = __import_iovec(pvm->write ? ITER_SOURCE : ITER_DEST, lvec, 1, 1,
+			     &iov, &iter, req->ctx->compat);
+	/* As the syscalls: nothing to copy means no look at the remote side. */
+	if (ret <= 0)
+		return ret;
+	pvm->l.iov_len = ret;		/* clamped to MAX_RW_COUNT */
+	iov = iovec_from_user(rvec, 1, 1, &pvm->r, req->ctx->compat);
+	return PTR_ERR_OR_ZERO(iov);
+}
+
+static int io_pvm_import(struct io_kiocb *req, struct io_pvm *pvm,
+			 const struct iovec __user *lvec, unsigned int nr_liov,
+			 const struct iovec __user *rvec, unsigned int nr_riov)
+{
+	struct io_pvm_async *a;
+	struct iovec *iov;
+	ssize_t ret;
+
+	if (io_alloc_async_data(req))
+		return -ENOMEM;
+	a = req->async_data;
+	a->riov = NULL;
+	a->nr_riov = 0;
+	a->liov_free = NULL;
+	a->riov_free = NULL;
+	req->flags |= REQ_F_NEED_CLEANUP;
+
+	iov = a->fast_liov;
+	ret = __import_iovec(pvm->write ? ITER_SOURCE : ITER_DEST, lvec,
+			     nr_liov, UIO_FASTIOV, &iov, &a->iter,
 			     req->ctx->compat);
 	if (ret < 0)
 		return ret;
 	a->liov_free = iov;
-	/* As the syscalls: nothing to copy means no look at the remote side. */
 	if (!ret)
 		return 0;
 	iov = iovec_from_user(rvec, nr_riov, UIO_FASTIOV, a->fast_riov,
@@ -62,8 +96,10 @@ static int io_pvm_import(struct io_kiocb *req, struct io_pvm_async *a,
 int io_process_vm_prep(struct io_kiocb *req, const struct io_uring_sqe *sqe)
 {
 	struct io_pvm *pvm = io_kiocb_to_cmd(req, struct io_pvm);
-	struct io_pvm_async *a;
+	const struct iovec __user *lvec, *rvec;
+	unsigned int nr_liov, nr_riov;
 
+	pvm->done = 0;
 	if (sqe->buf_index || sqe->addr3 || sqe->__pad2[0])
 		return -EINVAL;
 	pvm->flags = READ_ONCE(sqe->process_vm_flags);
@@ -71,17 +107,13 @@ int io_process_vm_prep(struct io_kiocb *req, const struct io_uring_sqe *sqe)
 	if (pvm->flags & ~PROCESS_VM_FLAGS || !(pvm->flags & PROCESS_VM_PIDFD))
 		return -EINVAL;
 	pvm->write = req->opcode == IORING_OP_PROCESS_VM_WRITEV;
-
-	if (io_alloc_async_data(req))
-		return -ENOMEM;
-	a = req->async_data;
-	a->riov = NULL;
-	a->nr_riov = 0;
-	a->done = 0;
-	a->liov_free = NULL;
-	a->riov_free = NULL;
-	req->flags |= REQ_F_NEED_CLEANUP;
-	return io_pvm_import(req, a, sqe, pvm->write);
+	lvec = u64_to_user_ptr(READ_ONCE(sqe->addr));
+	nr_liov = READ_ONCE(sqe->len);
+	rvec = u64_to_user_ptr(READ_ONCE(sqe->addr2));
+	nr_riov = READ_ONCE(sqe->file_index);
+	if (nr_liov == 1 && nr_riov == 1)
+		return io_pvm_import_one(req, pvm, lvec, rvec);
+	return io_pvm_import(req, pvm, lvec, nr_liov, rvec, nr_riov);
 }
 
 /* Skip the remote bytes that have been copied, for the io-wq retry. */
@@ -100,11 +132,37 @@ static void io_pvm_advance(struct io_pvm_async *a, size_t bytes)
 	}
 }
 
+static int io_pvm_copy(struct io_kiocb *req, struct io_pvm *pvm,
+		       enum pvm_mode mode, size_t *copied)
+{
+	struct io_pvm_async *a = req->async_data;
+	struct iov_iter one;
+	int err;
+
+	if (req_has_async_data(req)) {
+		size_t before = iov_iter_count(&a->iter);
+
+		err = process_vm_copy(req->file, &a->iter, a->riov,
+				      a->nr_riov, pvm->write, mode);
+		*copied = before - iov_iter_count(&a->iter);
+		if (err == -EAGAIN)
+			io_pvm_advance(a, *copied);
+		return err;
+	}
+	iov_iter_ubuf(&one, pvm->write ? ITER_SOURCE : ITER_DEST,
+		      pvm->l.iov_base, pvm->l.iov_len);
+	err = process_vm_copy(req->file, &one, &pvm->r, 1, pvm->write, mode);
+	*copied = pvm->l.iov_len - iov_iter_count(&one);
+	pvm->l.iov_base += *copied;
+	pvm->l.iov_len -= *copied;
+	pvm->r.iov_base += *copied;
+	pvm->r.iov_len -= *copied;
+	return err;
+}
+
 int io_process_vm(struct io_kiocb *req, unsigned int issue_flags)
 {
 	struct io_pvm *pvm = io_kiocb_to_cmd(req, struct io_pvm);
-	struct io_pvm_async *a = req->async_data;
-	size_t before = iov_iter_count(&a->iter);
 	enum pvm_mode mode;
 	size_t copied;
 	int err;
@@ -116,19 +174,15 @@ int io_process_vm(struct io_kiocb *req, unsigned int issue_flags)
 	else
 		mode = PVM_INTR;
 
-	err = process_vm_copy(req->file, &a->iter, a->riov, a->nr_riov,
-			      pvm->write, mode);
-	copied = before - iov_iter_count(&a->iter);
-	a->done += copied;
-	if (err == -EAGAIN && mode == PVM_TRY) {
-		io_pvm_advance(a, copied);
+	err = io_pvm_copy(req, pvm, mode, &copied);
+	pvm->done += copied;
+	if (err == -EAGAIN && mode == PVM_TRY)
 		return -EAGAIN;
-	}
 	/* A copy that stopped before either side ran out fails a link. */
 	if (err)
 		req_set_fail(req);
 	/* At most MAX_RW_COUNT bytes: the count fits in cqe->res. */
-	io_req_set_res(req, a->done ? (int)a->done : err, 0);
+	io_req_set_res(req, pvm->done ? (int)pvm->done : err, 0);
 	return IOU_OK;
 }
 
@@ -143,8 +197,8 @@ void io_process_vm_cleanup(struct io_kiocb *req)
 /* The core fails a request it cancels; report what was copied by then. */
 void io_process_vm_fail(struct io_kiocb *req)
 {
-	struct io_pvm_async *a = req->async_data;
+	struct io_pvm *pvm = io_kiocb_to_cmd(req, struct io_pvm);
 
-	if (req_has_async_data(req) && a->done)
-		io_req_set_res(req, a->done, 0);
+	if (pvm->done)
+		io_req_set_res(req, pvm->done, 0);
 }

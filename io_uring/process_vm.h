@@ -3,11 +3,11 @@
 #include <linux/uio.h>
 
 /**
- * struct io_pvm_async - Iovecs of a process_vm request, copied at prep.
+ * struct io_pvm_async - Iovecs of a process_vm request, copied at prep,
+ * when there is more than one on either side.
  * @iter: the local side; advanced as bytes are copied.
  * @riov: the remote iovecs not yet consumed.
  * @nr_riov: number of entries at @riov.
- * @done: bytes copied so far, across the inline attempt and io-wq.
  * @liov_free: heap array behind @iter, or NULL.
  * @riov_free: heap array behind @riov, or NULL.
  * @fast_liov: @iter's array for up to UIO_FASTIOV entries.
@@ -17,7 +17,6 @@ struct io_pvm_async {
 	struct iov_iter		iter;
 	struct iovec		*riov;
 	unsigned long		nr_riov;
-	size_t			done;
 	struct iovec		*liov_free;
 	struct iovec		*riov_free;
 	struct iovec		fast_liov[UIO_FASTIOV];
