@@ -191,14 +191,15 @@ TEST(churn)
 		SKIP(return, "no IORING_OP_PROCESS_VM_* in this kernel");
 	/*
 	 * NPAGES that churn, one more that stays, and two PROT_NONE pages
-	 * that requests running off the end hit instead of the target's
-	 * other memory.
+	 * that requests running off the end hit instead of other memory of
+	 * the target; the local buffer has the same guard.
 	 */
 	region = pvm_map_anon((NPAGES + 3) * psz);
-	local = pvm_map_anon(NPAGES * psz);
+	local = pvm_map_anon((NPAGES + 2) * psz);
 	ASSERT_TRUE(region && local);
 	ASSERT_EQ(0, mprotect(region + (NPAGES + 1) * psz, 2 * psz,
 			      PROT_NONE));
+	ASSERT_EQ(0, mprotect(local + NPAGES * psz, 2 * psz, PROT_NONE));
 	ASSERT_EQ(0, io_uring_queue_init(QD, &ring, 0));
 	for (i = 0; i < NTARGETS; i++) {
 		pid[i] = spawn(&pidfd[i], churn_target, region);
