@@ -14,6 +14,7 @@
  * EAGAIN when it cannot take it before anything was copied; there is no
  * deterministic way to hold another process's mmap lock from userspace.
  */
+#define _GNU_SOURCE
 #include "process_vm_util.h"
 
 #include <grp.h>
@@ -49,8 +50,6 @@
 
 /* Pages of the region mapped at the same address in the targets. */
 #define REGION_PAGES	8
-
-#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 
 static int sys_pidfd_open(pid_t pid, unsigned int flags)
 {
@@ -244,7 +243,7 @@ TEST(unknown_flags)
 	unsigned int i;
 	int w;
 
-	for (i = 0; i < ARRAY_LEN(bad); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		for (w = 0; w < 2; w++) {
 			/* Valid arguments otherwise: nothing is copied. */
 			memset(dst, 0, sizeof(dst));
@@ -453,7 +452,7 @@ TEST(pidfd_bad_fd)
 	ASSERT_GE(closed, 0);
 	ASSERT_EQ(0, close(closed));
 
-	for (f = 0; f < ARRAY_LEN(modes); f++) {
+	for (f = 0; f < ARRAY_SIZE(modes); f++) {
 		for (w = 0; w < 2; w++) {
 			for (i = 0; i < nfds; i++) {
 				EXPECT_EQ(-EBADF,
@@ -596,7 +595,7 @@ TEST_F(pvm, pidfd_child_read_write)
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
 
-	for (m = 0; m < ARRAY_LEN(pid_modes); m++) {
+	for (m = 0; m < ARRAY_SIZE(pid_modes); m++) {
 		unsigned long flags = pid_modes[m];
 		uint32_t seed = 0x10 + m;
 
@@ -922,7 +921,7 @@ TEST_F(pvm, nowait_resident)
 	unsigned int m;
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
-	for (m = 0; m < ARRAY_LEN(nowait_modes); m++) {
+	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		unsigned long flags = nowait_modes[m];
 
 		ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, len, 0x20 + m));
@@ -947,7 +946,7 @@ TEST_F(pvm, nowait_untouched)
 	int w;
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
-	for (m = 0; m < ARRAY_LEN(nowait_modes); m++) {
+	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		for (w = 0; w < 2; w++) {
 			memset(self->buf, 0xff, len);
 			EXPECT_EQ(-EFAULT, RW1(w, nowait_modes[m], self->buf,
@@ -988,7 +987,7 @@ TEST_F(pvm, nowait_dontneed)
 	EXPECT_EQ(-1, pvm_check(self->buf, len, 0x51));
 
 	ASSERT_EQ(0, CALL(pvm_cmd_madvise, 0, len, MADV_DONTNEED));
-	for (m = 0; m < ARRAY_LEN(nowait_modes); m++)
+	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++)
 		for (w = 0; w < 2; w++)
 			EXPECT_EQ(-EFAULT, RW1(w, nowait_modes[m], self->buf,
 					       0, len));
@@ -1010,7 +1009,7 @@ TEST_F(pvm, nowait_zero_page)
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
 	ASSERT_EQ(0, CALL(cmd_touch_read, 0, len, 0));
 
-	for (m = 0; m < ARRAY_LEN(nowait_modes); m++) {
+	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		memset(self->buf, 0xff, len);
 		EXPECT_EQ(len, RW1(false, nowait_modes[m], self->buf, 0, len));
 		EXPECT_EQ(-1, pvm_check_byte(self->buf, len, 0));
@@ -1039,7 +1038,7 @@ TEST_F(pvm, nowait_partial_one_iovec)
 	/* Pages 0 and 1 resident, 2.. not. */
 	ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, 2 * psz, 0x71));
 
-	for (m = 0; m < ARRAY_LEN(nowait_modes); m++) {
+	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		unsigned long flags = nowait_modes[m];
 
 		/* From inside page 1 into page 2. */
@@ -1087,7 +1086,7 @@ TEST_F(pvm, nowait_partial_iovecs)
 	ASSERT_EQ(0, CALL(pvm_cmd_madvise, psz, psz, MADV_DONTNEED));
 	ASSERT_EQ(0, CALL(pvm_cmd_madvise, 3 * psz, psz, MADV_DONTNEED));
 
-	for (m = 0; m < ARRAY_LEN(nowait_modes); m++) {
+	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		unsigned long flags = nowait_modes[m];
 
 		/* [page 0][page 1][page 2]: page 0. */
@@ -1180,7 +1179,7 @@ TEST_F(pvm, nowait_cow_write)
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
 
 	/* Writes first: a pinning read could unshare the pages. */
-	for (m = 0; m < ARRAY_LEN(nowait_modes); m++) {
+	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		pvm_fill(self->buf, len, 0xc2);
 		EXPECT_EQ(-EFAULT, RW1(true, nowait_modes[m], self->buf, 0,
 				       len));
@@ -1195,7 +1194,7 @@ TEST_F(pvm, nowait_cow_write)
 	 * pins pages (FOLL_PIN), which needs an unshare fault first: then it
 	 * is EFAULT.  Either way, nothing else.
 	 */
-	for (m = 0; m < ARRAY_LEN(nowait_modes); m++) {
+	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		memset(self->buf, 0, len);
 		ret = RW1(false, nowait_modes[m], self->buf, 0, len);
 		if (ret == -EFAULT) {
@@ -1232,9 +1231,6 @@ FIXTURE(uffd)
 
 FIXTURE_SETUP(uffd)
 {
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { 0 };
-
 	self->uffd = -1;
 	self->pidfd = -1;
 	self->area = NULL;
@@ -1245,21 +1241,15 @@ FIXTURE_SETUP(uffd)
 	psz = PVM_PAGE;
 	self->len = 2 * psz;
 
-	/* Not UFFD_USER_MODE_ONLY: faults from the kernel must be handled. */
-	self->uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (self->uffd < 0)
-		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(errno));
-	ASSERT_EQ(0, ioctl(self->uffd, UFFDIO_API, &api));
-
 	self->area = pvm_map_anon(self->len);
 	ASSERT_NE(NULL, self->area);
 	madvise(self->area, self->len, MADV_NOHUGEPAGE);
 
-	reg.range.start = (uintptr_t)self->area;
-	reg.range.len = self->len;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	ASSERT_EQ(0, ioctl(self->uffd, UFFDIO_REGISTER, &reg));
+	self->uffd = pvm_uffd_register(self->area, self->len, 0,
+				       O_CLOEXEC | O_NONBLOCK);
+	if (self->uffd < 0)
+		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
+		     strerror(-self->uffd));
 
 	self->pidfd = sys_pidfd_open(getpid(), 0);
 	ASSERT_GE(self->pidfd, 0);
@@ -1314,7 +1304,7 @@ struct uffd_server {
 	int npages;
 	uint32_t seed;
 	int served;
-	int error;
+	int error;		/* an errno; ETIMEDOUT after 10 s without a fault */
 	unsigned long first_addr;
 };
 
@@ -1322,29 +1312,21 @@ struct uffd_server {
 static void *uffd_server_fn(void *arg)
 {
 	struct uffd_server *s = arg;
-	struct pollfd pfd = { .fd = s->uffd, .events = POLLIN };
 	uint8_t *page = pvm_map_anon(s->psz);
-	struct uffdio_copy copy;
 	struct uffd_msg msg;
 	unsigned long addr;
+	int ret;
 
 	if (!page) {
-		s->error = 1;
+		s->error = errno;
 		return NULL;
 	}
 	while (s->served < s->npages) {
-		if (poll(&pfd, 1, 10000) != 1) {
-			s->error = 2;
-			break;
-		}
-		if (read(s->uffd, &msg, sizeof(msg)) != sizeof(msg)) {
-			if (errno == EAGAIN)
-				continue;
-			s->error = 3;
-			break;
-		}
-		if (msg.event != UFFD_EVENT_PAGEFAULT) {
-			s->error = 4;
+		ret = pvm_uffd_next_fault(s->uffd, 10000, &msg);
+		if (ret == -EAGAIN)
+			continue;
+		if (ret) {
+			s->error = -ret;
 			break;
 		}
 		addr = msg.arg.pagefault.address & ~(s->psz - 1);
@@ -1354,13 +1336,9 @@ static void *uffd_server_fn(void *arg)
 			usleep(300 * 1000);
 		}
 		pvm_fill(page, s->psz, s->seed + addr);
-		copy = (struct uffdio_copy){
-			.dst = addr,
-			.src = (uintptr_t)page,
-			.len = s->psz,
-		};
-		if (ioctl(s->uffd, UFFDIO_COPY, &copy) && errno != EEXIST) {
-			s->error = 5;
+		ret = pvm_uffd_copy(s->uffd, addr, page, s->psz);
+		if (ret && ret != -EEXIST) {
+			s->error = -ret;
 			break;
 		}
 		s->served++;
@@ -1401,7 +1379,7 @@ TEST_F_TIMEOUT(uffd, blocking_missing_served, 30)
 	dt = pvm_now_ms() - t0;
 	ASSERT_EQ(0, pthread_join(th, NULL));
 
-	EXPECT_EQ(0, s.error);
+	EXPECT_EQ(0, s.error) TH_LOG("uffd server: %s", strerror(s.error));
 	EXPECT_EQ(2, s.served);
 	EXPECT_EQ(a0, s.first_addr);
 	EXPECT_GE(dt, 200);

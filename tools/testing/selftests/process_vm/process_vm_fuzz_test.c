@@ -11,6 +11,7 @@
  * addresses, and writes only go to a forked target's scratch area, so the
  * fuzzer cannot corrupt itself.
  */
+#define _GNU_SOURCE
 #include "process_vm_util.h"
 #include "../kselftest_harness.h"
 

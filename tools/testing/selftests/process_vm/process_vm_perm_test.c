@@ -13,6 +13,7 @@
  * last test of the boot (run it on its own: ./process_vm_perm_test -t
  * yama_scope_3 ...).
  */
+#define _GNU_SOURCE
 #include "process_vm_util.h"
 
 #include <grp.h>

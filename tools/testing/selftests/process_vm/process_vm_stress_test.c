@@ -7,6 +7,7 @@
  * the data that was copied is sane, and relies on the harness timeout to
  * catch hangs.
  */
+#define _GNU_SOURCE
 #include "process_vm_util.h"
 
 #include "../kselftest_harness.h"

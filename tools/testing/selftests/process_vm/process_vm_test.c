@@ -8,12 +8,10 @@
  * Built twice: natively and as a 32-bit program (process_vm_test_32) to
  * exercise the compat iovec import.
  */
+#define _GNU_SOURCE
 #include "process_vm_util.h"
 
-#include <poll.h>
 #include <pthread.h>
-#include <sys/ioctl.h>
-#include <linux/userfaultfd.h>
 
 #include "../kselftest_harness.h"
 
@@ -23,17 +21,11 @@
 #define SENTINEL	0xa5
 #define REGION_SZ	(1UL << 20)
 #define LOCAL_SZ	(1UL << 20)
+/*
+ * The MAX_RW_COUNT tests move IOV_MAX entries of this size: more than
+ * MAX_RW_COUNT in all (1024 * 2 MiB = 2 GiB > INT_MAX & PAGE_MASK).
+ */
 #define SZ_2M		(2UL << 20)
-
-#ifndef __NR_memfd_secret
-#define __NR_memfd_secret 447
-#endif
-#ifndef __NR_userfaultfd
-#define __NR_userfaultfd 323
-#endif
-#ifndef USERFAULTFD_IOC_NEW
-#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00)
-#endif
 
 #if __SIZEOF_LONG__ == 8
 #define HAVE_64		1
@@ -430,7 +422,8 @@ TEST_F(pvm, zombie_and_reaped)
 	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
 	pid = self->t2.pid;
 	ASSERT_EQ(16, pvm_res(pvm_rw(self->write, pid, &l, 1, &r, 1)));
-	ASSERT_EQ(LONG_MIN, pvm_target_call(&self->t2, pvm_cmd_exit, 0, 0, 0));
+	ASSERT_EQ(PVM_TARGET_DIED,
+		  pvm_target_call(&self->t2, pvm_cmd_exit, 0, 0, 0));
 	ASSERT_EQ(0, pvm_wait_zombie(pid));
 	/* a zombie has no mm */
 	ASSERT_EQ(-ESRCH, pvm_res(pvm_rw(self->write, pid, &l, 1, &r, 1)));
@@ -625,32 +618,6 @@ TEST_F(pvm, local_fault)
 	munmap(ro, self->page);
 }
 
-/* nr_foll_pin_acquired - nr_foll_pin_released, or LONG_MIN if unknown */
-static long pins_outstanding(void)
-{
-	long acquired = -1, released = -1, v;
-	char name[64];
-	FILE *f;
-
-	/*
-	 * The counters live per CPU until folded: without the fold a few
-	 * leaked pins hide below the per-CPU thresholds.  Folding needs root.
-	 */
-	if (pvm_write_file("/proc/sys/vm/stat_refresh", "1"))
-		return LONG_MIN;
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return LONG_MIN;
-	while (fscanf(f, "%63s %ld", name, &v) == 2) {
-		if (!strcmp(name, "nr_foll_pin_acquired"))
-			acquired = v;
-		else if (!strcmp(name, "nr_foll_pin_released"))
-			released = v;
-	}
-	fclose(f);
-	return acquired < 0 || released < 0 ? LONG_MIN : acquired - released;
-}
-
 /*
  * Every remote page pinned is unpinned again, on the error paths too: a
  * local fault in the middle of a batch, a remote hole, a short local side.
@@ -669,10 +636,10 @@ TEST_F(pvm, pins_balanced)
 	long before, after = 0;
 	int try;
 
-	if (pins_outstanding() == LONG_MIN)
+	if (!pvm_pins_held(&before))
 		SKIP(return, "no nr_foll_pin_* in /proc/vmstat, or no root to fold them");
 	for (try = 0; try < 3; try++) {
-		before = pins_outstanding();
+		ASSERT_TRUE(pvm_pins_held(&before));
 		prep(_metadata, self);
 		ASSERT_EQ(3 * self->page,
 			  pvm_res(pvm_rw(self->write, self->t.pid, l, 2, &r, 1)));
@@ -681,7 +648,7 @@ TEST_F(pvm, pins_balanced)
 		ASSERT_EQ(big_len,
 			  pvm_res(pvm_rw(self->write, self->t.pid, &big, 1,
 					 &rbig, 1)));
-		after = pins_outstanding();
+		ASSERT_TRUE(pvm_pins_held(&after));
 		if (after == before)
 			break;
 	}
@@ -1011,23 +978,29 @@ TEST_F(pvm, remote_prot_none)
 	prot_case(_metadata, self, PROT_NONE, false);
 }
 
+/* Two THPs; the copy crosses from the first into the second. */
 TEST_F(pvm, thp)
 {
-	uint8_t *m = pvm_map_aligned(2 * SZ_2M, SZ_2M, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS);
-	unsigned long base = (unsigned long)m;
+	size_t thp = pvm_thp_size();
+	uint8_t *m;
+	unsigned long base;
 
+	if (!thp)
+		SKIP(return, "no transparent huge pages (hpage_pmd_size)");
+	m = pvm_map_aligned(2 * thp, thp, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS);
+	base = (unsigned long)m;
 	ASSERT_TRUE(m != NULL);
-	if (madvise(m, 2 * SZ_2M, MADV_HUGEPAGE))
+	if (madvise(m, 2 * thp, MADV_HUGEPAGE))
 		SKIP(return, "MADV_HUGEPAGE: %s", strerror(errno));
 	/* the target faults the range in, as huge pages if it can */
 	ASSERT_EQ(0, pvm_target_start(&self->t2, pvm_cmd_fill, base,
-				      2 * SZ_2M, SEED_R));
+				      2 * thp, SEED_R));
 	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
-		base + SZ_2M - LOCAL_SZ / 2 - 1, LOCAL_SZ - 2, SEED_R,
-		SZ_2M - LOCAL_SZ / 2 - 1);
+		base + thp - LOCAL_SZ / 2 - 1, LOCAL_SZ - 2, SEED_R,
+		thp - LOCAL_SZ / 2 - 1);
 	remote_is(_metadata, &self->t2, base, 4096, SEED_R, 0);
-	munmap(m, 2 * SZ_2M);
+	munmap(m, 2 * thp);
 }
 
 static long hugepages_free(void)
@@ -1049,39 +1022,51 @@ TEST_F(pvm, hugetlb)
 {
 	const char *nr = "/proc/sys/vm/nr_hugepages";
 	long free_pages = hugepages_free(), total = pvm_read_long(nr);
+	size_t huge = pvm_hugetlb_size();
 	unsigned long base;
 
+	if (!huge)
+		SKIP(return, "no hugetlb pages (no Hugepagesize in meminfo)");
 	if (free_pages < 2 && total >= 0 &&
 	    !pvm_write_long(nr, total + 2 - free_pages))
 		self->saved_nr_hugepages = total;
 	if (hugepages_free() < 2)
 		SKIP(return, "cannot reserve 2 huge pages");
-	base = pvm_target_call(&self->t, pvm_cmd_mmap, 2 * SZ_2M,
+	base = pvm_target_call(&self->t, pvm_cmd_mmap, 2 * huge,
 			       PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_HUGETLB);
 	if (!base)
 		SKIP(return, "MAP_HUGETLB of default huge pages failed");
-	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill, base, 2 * SZ_2M,
+	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill, base, 2 * huge,
 				     SEED_R));
 	xfer_ok(_metadata, self->write, self->t.pid, &self->t, self->local,
-		base + SZ_2M - 100, LOCAL_SZ - 1, SEED_R, SZ_2M - 100);
+		base + huge - 100, LOCAL_SZ - 1, SEED_R, huge - 100);
 	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_munmap, base,
-				     2 * SZ_2M, 0));
+				     2 * huge, 0));
 }
 
+static int sys_memfd_secret(unsigned int flags)
+{
+#ifdef __NR_memfd_secret
+	return syscall(__NR_memfd_secret, flags);
+#else
+	/* no number in these headers: fail as a missing system call does */
+	return syscall(-1L);
+#endif
+}
+
+/* @len bytes of secret memory in the target: the address, or -errno */
 static long setup_secret(struct pvm_target *t, unsigned long len,
 			 unsigned long b, unsigned long c)
 {
-	int fd = syscall(__NR_memfd_secret, 0);
+	int fd = sys_memfd_secret(0);
 	void *p;
 
-	if (fd < 0)
-		return pvm_syscall_missing(errno) ? 1 : 2;
-	if (ftruncate(fd, len))
-		return 3;
+	if (fd < 0 || ftruncate(fd, len))
+		return -errno;
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
-		return 4;
+		return -errno;
 	memset(p, 0x5a, len);
 	return (long)p;
 }
@@ -1090,11 +1075,13 @@ TEST_F(pvm, memfd_secret)
 {
 	long ret = pvm_target_start(&self->t2, setup_secret, self->page, 0, 0);
 
-	if (ret == 1)
-		SKIP(return, "memfd_secret() not available (ENOSYS)");
-	ASSERT_NE(2, ret);
-	ASSERT_NE(3, ret);
-	ASSERT_NE(4, ret);
+	ASSERT_NE(PVM_TARGET_DIED, ret);
+	if (pvm_is_err(ret) && pvm_syscall_missing(-ret))
+		SKIP(return, "memfd_secret() not available: %s",
+		     strerror(-ret));
+	ASSERT_FALSE(pvm_is_err(ret)) {
+		TH_LOG("secret memory in the target: %s", strerror(-ret));
+	}
 	/* secret memory cannot be pinned by anybody */
 	ASSERT_EQ(-EFAULT, pvm_res(pvm_rw1(self->write, self->t2.pid,
 					   self->local, ret, 16)));
@@ -1119,69 +1106,41 @@ static void *uffd_handler(void *arg)
 	struct uffd_ctx *u = arg;
 	size_t pg = PVM_PAGE;
 	uint8_t *page = malloc(pg);
+	struct uffd_msg msg;
+	unsigned long addr;
 
 	for (;;) {
-		struct uffd_msg msg;
-		struct uffdio_copy copy;
-		unsigned long addr;
-
-		if (read(u->uffd, &msg, sizeof(msg)) != sizeof(msg))
-			continue;
-		if (msg.event != UFFD_EVENT_PAGEFAULT)
+		if (pvm_uffd_next_fault(u->uffd, -1, &msg))
 			continue;
 		addr = msg.arg.pagefault.address & ~(pg - 1);
 		__atomic_or_fetch(&u->seen, 1UL << ((addr - u->base) / pg),
 				  __ATOMIC_RELEASE);
 		pvm_fill_at(page, pg, SEED_R, addr - u->base);
-		copy = (struct uffdio_copy){ .dst = addr,
-					     .src = (unsigned long)page,
-					     .len = pg };
-		ioctl(u->uffd, UFFDIO_COPY, &copy);
+		pvm_uffd_copy(u->uffd, addr, page, pg);
 	}
 	return NULL;
 }
 
-static int uffd_open(void)
-{
-	int fd = syscall(__NR_userfaultfd, O_CLOEXEC);
-	int dev;
-
-	if (fd >= 0)
-		return fd;
-	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return -1;
-	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
-	close(dev);
-	return fd;
-}
-
+/* @len missing bytes served by uffd_handler(): the address, or -errno */
 static long setup_uffd(struct pvm_target *t, unsigned long len,
 		       unsigned long b, unsigned long c)
 {
 	struct uffd_ctx *u = &uffd_ctx;
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 	pthread_t th;
 	void *p;
 
-	u->uffd = uffd_open();
-	if (u->uffd < 0)
-		return 1;
-	if (ioctl(u->uffd, UFFDIO_API, &api))
-		return 2;
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
-		return 3;
+		return -errno;
 	u->base = (unsigned long)p;
 	u->len = len;
-	reg.range.start = u->base;
-	reg.range.len = len;
-	if (ioctl(u->uffd, UFFDIO_REGISTER, &reg))
-		return 4;
-	if (pthread_create(&th, NULL, uffd_handler, u))
-		return 5;
+	u->uffd = pvm_uffd_register(p, len, 0, O_CLOEXEC);
+	if (u->uffd < 0)
+		return u->uffd;
+	errno = pthread_create(&th, NULL, uffd_handler, u);
+	if (errno)
+		return -errno;
 	return (long)p;
 }
 
@@ -1196,9 +1155,9 @@ TEST_F(pvm, userfaultfd)
 	size_t pg = self->page;
 	long base = pvm_target_start(&self->t2, setup_uffd, 4 * pg, 0, 0);
 
-	if (base == 1)
-		SKIP(return, "userfaultfd unavailable: %s", strerror(errno));
-	ASSERT_GT((unsigned long)base, 5);
+	ASSERT_NE(PVM_TARGET_DIED, base);
+	if (pvm_is_err(base))
+		SKIP(return, "userfaultfd unavailable: %s", strerror(-base));
 	/* the copy waits for the handler, then completes */
 	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
 		base + 100, 4 * pg - 200, SEED_R, 100);

@@ -14,6 +14,7 @@
  *
  * Kernels without the opcodes skip every case.
  */
+#define _GNU_SOURCE
 #include "process_vm_util.h"
 
 #include <linux/io_uring.h>
@@ -30,15 +31,6 @@
 #define PROCESS_VM_PIDFD	1
 #endif
 
-#ifndef __NR_io_uring_setup
-#define __NR_io_uring_setup	425
-#endif
-#ifndef __NR_io_uring_enter
-#define __NR_io_uring_enter	426
-#endif
-#ifndef __NR_io_uring_register
-#define __NR_io_uring_register	427
-#endif
 
 /* Not assigned upstream: private names, as in tools/process_vm/pvm_uring.h */
 #define OP_READV	192

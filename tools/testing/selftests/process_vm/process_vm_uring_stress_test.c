@@ -16,6 +16,7 @@
  * the ops every test SKIPs.  PVM_STRESS_SECONDS sets the duration of each
  * test (default 5).
  */
+#define _GNU_SOURCE
 #include "process_vm_util.h"
 
 #include <liburing.h>
@@ -243,15 +244,9 @@ TEST(churn)
 /* A target whose range faults into a userfaultfd nobody ever reads. */
 static void stuck_target(uint8_t *region, int ready)
 {
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = {
-		.range = { (unsigned long)region, NPAGES * psz },
-		.mode = UFFDIO_REGISTER_MODE_MISSING,
-	};
-	int uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	int uffd = pvm_uffd_register(region, NPAGES * psz, 0, O_CLOEXEC);
 
-	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) ||
-	    ioctl(uffd, UFFDIO_REGISTER, &reg) || write(ready, "", 1) != 1)
+	if (uffd < 0 || write(ready, "", 1) != 1)
 		return;
 	for (;;)
 		pause();

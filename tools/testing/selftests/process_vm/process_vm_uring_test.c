@@ -21,6 +21,7 @@
  * Every test runs in both directions, inline first and with IOSQE_ASYNC
  * (fixture variants).  Kernels without the opcodes skip every test.
  */
+#define _GNU_SOURCE
 #include "process_vm_util.h"
 
 #include <dirent.h>
@@ -34,12 +35,6 @@
 #include "../../../process_vm/pvm_uring.h"
 #include "../kselftest_harness.h"
 
-#ifndef __NR_userfaultfd
-#define __NR_userfaultfd 323
-#endif
-#ifndef USERFAULTFD_IOC_NEW
-#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00)
-#endif
 #ifndef PR_SET_PTRACER
 #define PR_SET_PTRACER	0x59616d61
 #endif
@@ -290,19 +285,16 @@ static struct {
 static void *uffd_handler(void *arg)
 {
 	uint8_t *page = pvm_map_anon(psz);
-	struct uffdio_copy copy;
 	struct uffd_msg msg;
 	unsigned long addr;
-	ssize_t n;
+	int ret;
 
 	for (;;) {
-		n = read(ufs.uffd, &msg, sizeof(msg));
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		ret = pvm_uffd_next_fault(ufs.uffd, -1, &msg);
+		if (ret == -EAGAIN)
 			continue;
-		if (n != sizeof(msg))
+		if (ret)
 			break;
-		if (msg.event != UFFD_EVENT_PAGEFAULT)
-			continue;
 		__atomic_store_n(&ufs.ptid, msg.arg.pagefault.feat.ptid,
 				 __ATOMIC_RELEASE);
 		__atomic_add_fetch(&ufs.faults, 1, __ATOMIC_RELEASE);
@@ -311,59 +303,31 @@ static void *uffd_handler(void *arg)
 		usleep(ufs.delay_ms * 1000);
 		addr = msg.arg.pagefault.address & ~(psz - 1);
 		pvm_fill_at(page, psz, SEED_U, addr - ufs.base);
-		copy = (struct uffdio_copy){
-			.dst = addr,
-			.src = (unsigned long)page,
-			.len = psz,
-		};
-		ioctl(ufs.uffd, UFFDIO_COPY, &copy);
+		pvm_uffd_copy(ufs.uffd, addr, page, psz);
 	}
 	return NULL;
-}
-
-static int uffd_open(void)
-{
-	int fd = syscall(__NR_userfaultfd, O_CLOEXEC);
-	int dev;
-
-	if (fd >= 0)
-		return fd;
-	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return -1;
-	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
-	close(dev);
-	return fd;
 }
 
 /* The area's address, or -errno. */
 static long setup_uffd(struct pvm_target *t, unsigned long delay_ms,
 		       unsigned long b, unsigned long c)
 {
-	struct uffdio_api api = {
-		.api = UFFD_API,
-		.features = UFFD_FEATURE_THREAD_ID,
-	};
-	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 	pthread_t th;
 	void *p;
 
 	close_other_fds(t);
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	ufs.delay_ms = delay_ms;
-	ufs.uffd = uffd_open();
-	if (ufs.uffd < 0 || ioctl(ufs.uffd, UFFDIO_API, &api))
-		return -errno;
 	p = mmap(NULL, UFFD_PAGES * psz, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	madvise(p, UFFD_PAGES * psz, MADV_NOHUGEPAGE);
 	ufs.base = (unsigned long)p;
-	reg.range.start = ufs.base;
-	reg.range.len = UFFD_PAGES * psz;
-	if (ioctl(ufs.uffd, UFFDIO_REGISTER, &reg))
-		return -errno;
+	ufs.uffd = pvm_uffd_register(p, UFFD_PAGES * psz,
+				     UFFD_FEATURE_THREAD_ID, O_CLOEXEC);
+	if (ufs.uffd < 0)
+		return ufs.uffd;
 	errno = pthread_create(&th, NULL, uffd_handler, NULL);
 	if (errno)
 		return -errno;
@@ -409,20 +373,16 @@ static long cmd_uffd_populate(struct pvm_target *t, unsigned long addr,
 			      unsigned long len, unsigned long c)
 {
 	uint8_t *page = pvm_map_anon(psz);
-	struct uffdio_copy copy;
 	unsigned long a;
+	int ret;
 
 	if (!page)
 		return -ENOMEM;
 	for (a = addr; a < addr + len; a += psz) {
 		pvm_fill_at(page, psz, SEED_U, a - ufs.base);
-		copy = (struct uffdio_copy){
-			.dst = a,
-			.src = (unsigned long)page,
-			.len = psz,
-		};
-		if (ioctl(ufs.uffd, UFFDIO_COPY, &copy))
-			return -errno;
+		ret = pvm_uffd_copy(ufs.uffd, a, page, psz);
+		if (ret)
+			return ret;
 	}
 	munmap(page, psz);
 	return 0;
@@ -688,11 +648,11 @@ static int start_uffd(struct __test_metadata *_metadata,
 {
 	long ret = pvm_target_start(&self->u, setup_uffd, delay_ms, 0, 0);
 
-	if (ret < 0 && ret > -4096)
-		return -ret;
-	EXPECT_NE(LONG_MIN, ret);
-	if (ret == LONG_MIN)
+	EXPECT_NE(PVM_TARGET_DIED, ret);
+	if (ret == PVM_TARGET_DIED)
 		return -1;
+	if (pvm_is_err(ret))
+		return -ret;
 	self->uarea = ret;
 	self->upidfd = sys_pidfd_open(self->u.pid, 0);
 	EXPECT_LE(0, self->upidfd);
@@ -1717,29 +1677,6 @@ TEST_F_TIMEOUT(uring, cancel_process_exit, 60)
 	}
 }
 
-/* nr_foll_pin_acquired - nr_foll_pin_released, or LONG_MIN if unknown */
-static long pins_outstanding(void)
-{
-	long acquired = -1, released = -1, v;
-	char name[64];
-	FILE *f;
-
-	/* Fold the per-CPU counters first (needs root) */
-	if (pvm_write_file("/proc/sys/vm/stat_refresh", "1"))
-		return LONG_MIN;
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return LONG_MIN;
-	while (fscanf(f, "%63s %ld", name, &v) == 2) {
-		if (!strcmp(name, "nr_foll_pin_acquired"))
-			acquired = v;
-		else if (!strcmp(name, "nr_foll_pin_released"))
-			released = v;
-	}
-	fclose(f);
-	return acquired < 0 || released < 0 ? LONG_MIN : acquired - released;
-}
-
 /*
  * Every page pinned is unpinned again: after complete, short and failed
  * requests, and after requests stuck behind a resident page that were
@@ -1757,7 +1694,7 @@ TEST_F_TIMEOUT(uring, pins_balanced, 120)
 	long long end;
 	int ret, try, nfault = 0;
 
-	if (pins_outstanding() == LONG_MIN)
+	if (!pvm_pins_held(&before))
 		SKIP(return, "no nr_foll_pin_* in /proc/vmstat, or no root to fold them");
 	ret = start_uffd(_metadata, self, -1);
 	if (ret > 0)
@@ -1769,7 +1706,7 @@ TEST_F_TIMEOUT(uring, pins_balanced, 120)
 				     2 * psz, 0));
 
 	for (try = 0; try < 3; try++) {
-		before = pins_outstanding();
+		ASSERT_TRUE(pvm_pins_held(&before));
 		prep(self);
 		ASSERT_EQ(8 * psz, OP(&l, 1, &r, 1, 0));
 		ASSERT_EQ(2 * psz, OP(&l, 1, &rh, 1, 0));
@@ -1790,7 +1727,7 @@ TEST_F_TIMEOUT(uring, pins_balanced, 120)
 		/* The worker may still be unwinding: give it a second */
 		end = pvm_now_ms() + PROMPT_MS;
 		do {
-			after = pins_outstanding();
+			ASSERT_TRUE(pvm_pins_held(&after));
 		} while (after != before && pvm_now_ms() < end &&
 			 !usleep(20000));
 		if (after == before)

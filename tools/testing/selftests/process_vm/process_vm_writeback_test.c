@@ -27,6 +27,7 @@
  * file's block in the image is overwritten with the old bytes, as a lost
  * dirtying would leave it, and every test must fail.
  */
+#define _GNU_SOURCE
 #include "process_vm_util.h"
 
 #include <poll.h>
@@ -42,12 +43,6 @@
 #include "../../../process_vm/pvm_uring.h"
 #include "../kselftest_harness.h"
 
-#ifndef __NR_userfaultfd
-#define __NR_userfaultfd 323
-#endif
-#ifndef USERFAULTFD_IOC_NEW
-#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00)
-#endif
 
 #define SEED_OLD	0x0a0a	/* the file before the call */
 #define SEED_NEW	0x5b5b	/* what the call copies */
@@ -184,29 +179,6 @@ static bool flags_dirty(int64_t f)
 	return f >= 0 && (f & (1ULL << KPF_DIRTY));
 }
 
-/* Page pins held system-wide: nr_foll_pin_acquired - released */
-static long pins_held(void)
-{
-	char line[128];
-	long acq = -1, rel = -1, v;
-	FILE *f;
-
-	/* fold the per-CPU deltas, or the counts are not exact */
-	if (pvm_write_file("/proc/sys/vm/stat_refresh", "1"))
-		return LONG_MIN;
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return LONG_MIN;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "nr_foll_pin_acquired %ld", &v) == 1)
-			acq = v;
-		else if (sscanf(line, "nr_foll_pin_released %ld", &v) == 1)
-			rel = v;
-	}
-	fclose(f);
-	return acq < 0 || rel < 0 ? LONG_MIN : acq - rel;
-}
-
 /* ---- the userfaultfd handler ------------------------------------------ */
 
 struct handler {
@@ -221,7 +193,8 @@ struct handler {
 	int faults;
 	int fsync_err;
 	int64_t flags_after_fsync;
-	long pins;		/* pins_held() while the copy waits */
+	long pins;		/* pins held while the copy waits */
+	bool pins_known;
 	int copy_err;
 };
 
@@ -229,9 +202,8 @@ static void *handler_fn(void *arg)
 {
 	struct handler *h = arg;
 	uint8_t *page = pvm_map_anon(psz);
-	struct pollfd pfd = { .fd = h->uffd, .events = POLLIN };
-	struct uffdio_copy copy;
 	struct uffd_msg msg;
+	int ret;
 
 	if (!page) {
 		h->copy_err = ENOMEM;
@@ -239,41 +211,22 @@ static void *handler_fn(void *arg)
 	}
 	pvm_fill(page, psz, SEED_NEW);
 	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		if (read(h->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
-		    msg.event != UFFD_EVENT_PAGEFAULT)
+		/* wake up now and then to see whether to stop */
+		if (pvm_uffd_next_fault(h->uffd, 100, &msg))
 			continue;
 		h->faults++;
 		/* the copy is stalled here with the remote page pinned */
-		h->pins = pins_held();
+		h->pins_known = pvm_pins_held(&h->pins);
 		h->fsync_err = fsync(h->file_fd) ? errno : 0;
 		h->flags_after_fsync = page_flags(h->page_pid, h->page_addr);
-		copy = (struct uffdio_copy){
-			.dst = msg.arg.pagefault.address & ~(psz - 1),
-			.src = (unsigned long)page,
-			.len = psz,
-		};
-		if (ioctl(h->uffd, UFFDIO_COPY, &copy))
-			h->copy_err = errno;
+		ret = pvm_uffd_copy(h->uffd,
+				    msg.arg.pagefault.address & ~(psz - 1),
+				    page, psz);
+		if (ret)
+			h->copy_err = -ret;
 	}
 	munmap(page, psz);
 	return NULL;
-}
-
-static int uffd_open(void)
-{
-	int fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	int dev;
-
-	if (fd >= 0)
-		return fd;
-	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return -1;
-	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
-	close(dev);
-	return fd;
 }
 
 /*
@@ -283,30 +236,19 @@ static int uffd_open(void)
  */
 static void *uffd_page(int *uffd)
 {
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
-	void *p;
-	int err;
+	void *p = pvm_map_anon(psz);
 
-	*uffd = uffd_open();
-	if (*uffd < 0)
-		return NULL;
-	p = pvm_map_anon(psz);
-	if (!p || ioctl(*uffd, UFFDIO_API, &api))
-		goto fail;
-	reg.range.start = (unsigned long)p;
-	reg.range.len = psz;
-	if (ioctl(*uffd, UFFDIO_REGISTER, &reg))
-		goto fail;
-	return p;
-fail:
-	err = errno;
-	if (p)
-		munmap(p, psz);
-	close(*uffd);
 	*uffd = -1;
-	errno = err;
-	return NULL;
+	if (!p)
+		return NULL;
+	*uffd = pvm_uffd_register(p, psz, 0, O_CLOEXEC | O_NONBLOCK);
+	if (*uffd < 0) {
+		munmap(p, psz);
+		errno = -*uffd;
+		*uffd = -1;
+		return NULL;
+	}
+	return p;
 }
 
 /* ---- targets ---------------------------------------------------------- */
@@ -591,6 +533,7 @@ TEST_F_TIMEOUT(wb, survives_writeback, 120)
 	struct iovec l[2], r;
 	int64_t f = -ENOENT;
 	long ret, want, pins0;
+	bool pins0_known;
 	int i, pidfd = -1;
 	pid_t page_pid;
 	const char *fake = getenv("PVM_WB_SELFTEST_FAKE");
@@ -655,7 +598,7 @@ TEST_F_TIMEOUT(wb, survives_writeback, 120)
 	ASSERT_EQ(0, pthread_create(&self->h.th, NULL, handler_fn, &self->h));
 	self->h.started = true;
 
-	pins0 = pins_held();
+	pins0_known = pvm_pins_held(&pins0);
 	switch (how) {
 	case SYSCALL:
 		ret = pvm_res(pvm_rw(write, self->t.pid, l, write ? 1 : 2,
@@ -682,7 +625,7 @@ TEST_F_TIMEOUT(wb, survives_writeback, 120)
 	 * the copy was stalled, and the copy left it dirty.  NOWAIT may leave
 	 * the dirtying to a workqueue for a moment.
 	 */
-	if (pins0 != LONG_MIN && self->h.pins != LONG_MIN)
+	if (pins0_known && self->h.pins_known)
 		EXPECT_LE(pins0 + 1, self->h.pins)
 			TH_LOG("no page pinned while the copy waited");
 	if (self->h.flags_after_fsync >= 0) {

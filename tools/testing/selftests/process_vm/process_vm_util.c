@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shared helpers for the process_vm selftests; process_vm_util.h says
+ * what they are.  Compiled into every program of the directory, the way
+ * selftests/mm compiles vm_util.c.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <sys/ioctl.h>
+
+#include "process_vm_util.h"
+
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00)
+#endif
+
+/* Raw wrappers: return the syscall result, errno set on -1. */
+ssize_t pvm_readv(pid_t pid, const struct iovec *lvec, unsigned long liovcnt,
+		  const struct iovec *rvec, unsigned long riovcnt,
+		  unsigned long flags)
+{
+	return syscall(__NR_process_vm_readv, pid, lvec, liovcnt, rvec,
+		       riovcnt, flags);
+}
+
+ssize_t pvm_writev(pid_t pid, const struct iovec *lvec, unsigned long liovcnt,
+		   const struct iovec *rvec, unsigned long riovcnt,
+		   unsigned long flags)
+{
+	return syscall(__NR_process_vm_writev, pid, lvec, liovcnt, rvec,
+		       riovcnt, flags);
+}
+
+/* One call in direction @write (process_vm_writev() if true). */
+ssize_t pvm_rwf(bool write, pid_t pid, const struct iovec *lvec,
+		unsigned long liovcnt, const struct iovec *rvec,
+		unsigned long riovcnt, unsigned long flags)
+{
+	return write ? pvm_writev(pid, lvec, liovcnt, rvec, riovcnt, flags) :
+		       pvm_readv(pid, lvec, liovcnt, rvec, riovcnt, flags);
+}
+
+ssize_t pvm_rw(bool write, pid_t pid, const struct iovec *lvec,
+	       unsigned long liovcnt, const struct iovec *rvec,
+	       unsigned long riovcnt)
+{
+	return pvm_rwf(write, pid, lvec, liovcnt, rvec, riovcnt, 0);
+}
+
+ssize_t pvm_rw1(bool write, pid_t pid, void *local, unsigned long raddr,
+		size_t len)
+{
+	struct iovec l = { .iov_base = local, .iov_len = len };
+	struct iovec r = { .iov_base = (void *)raddr, .iov_len = len };
+
+	return pvm_rw(write, pid, &l, 1, &r, 1);
+}
+
+/* ---- pattern ---------------------------------------------------------- */
+
+/* Byte @off of the pattern stream @seed; not periodic in small powers of 2 */
+uint8_t pvm_pat(uint32_t seed, size_t off)
+{
+	uint32_t x = (uint32_t)off * 0x9e3779b1u + seed * 0x85ebca6bu + 1;
+
+	x ^= x >> 15;
+	x *= 0x2c1b3c6du;
+	x ^= x >> 12;
+	x *= 0x297a2d39u;
+	x ^= x >> 15;
+	return x;
+}
+
+/* Fill @buf with the pattern stream @seed, starting at stream offset @off */
+void pvm_fill_at(void *buf, size_t len, uint32_t seed, size_t off)
+{
+	uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pvm_pat(seed, off + i);
+}
+
+/* Index of the first byte that differs from the pattern, or -1. */
+long pvm_check_at(const void *buf, size_t len, uint32_t seed, size_t off)
+{
+	const uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pvm_pat(seed, off + i))
+			return i;
+	return -1;
+}
+
+void pvm_fill(void *buf, size_t len, uint32_t seed)
+{
+	pvm_fill_at(buf, len, seed, 0);
+}
+
+long pvm_check(const void *buf, size_t len, uint32_t seed)
+{
+	return pvm_check_at(buf, len, seed, 0);
+}
+
+/* Index of the first byte != @c, or -1. */
+long pvm_check_byte(const void *buf, size_t len, uint8_t c)
+{
+	const uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != c)
+			return i;
+	return -1;
+}
+
+/* ---- mappings --------------------------------------------------------- */
+
+void *pvm_map(size_t len, int prot, int flags)
+{
+	void *p = mmap(NULL, len, prot, flags, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void *pvm_map_anon(size_t len)
+{
+	return pvm_map(len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS);
+}
+
+/* An address range of @len bytes, guaranteed unmapped at return. */
+void *pvm_hole(size_t len)
+{
+	void *p = pvm_map(len, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+
+	if (p)
+		munmap(p, len);
+	return p;
+}
+
+/* @len bytes at an address aligned to @align (a power of two). */
+void *pvm_map_aligned(size_t len, size_t align, int prot, int flags)
+{
+	uint8_t *p = pvm_map(len + align, prot, flags);
+	uint8_t *a;
+
+	if (!p)
+		return NULL;
+	a = (uint8_t *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+	if (a > p)
+		munmap(p, a - p);
+	munmap(a + len, p + align - a);
+	return a;
+}
+
+int pvm_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+long pvm_read_long(const char *path)
+{
+	char buf[64] = { 0 };
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n <= 0 ? -1 : strtol(buf, NULL, 10);
+}
+
+int pvm_write_long(const char *path, long val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", val);
+	return pvm_write_file(path, buf);
+}
+
+/* ---- pipes ------------------------------------------------------------ */
+
+/* All @len bytes written to @fd if @out, else read; -1 on error or EOF */
+static int pvm_io_full(int fd, void *buf, size_t len, bool out)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int pvm_read_full(int fd, void *buf, size_t len)
+{
+	return pvm_io_full(fd, buf, len, false);
+}
+
+int pvm_write_full(int fd, const void *buf, size_t len)
+{
+	return pvm_io_full(fd, (void *)buf, len, true);
+}
+
+/* ---- targets ---------------------------------------------------------- */
+
+static void pvm_target_loop(struct pvm_target *t)
+{
+	struct pvm_cmd c;
+	long ret;
+
+	while (!pvm_read_full(t->cmd, &c, sizeof(c))) {
+		if (!c.fn)
+			break;
+		ret = c.fn(t, c.a, c.b, c.c);
+		if (pvm_write_full(t->resp, &ret, sizeof(ret)))
+			break;
+	}
+	_exit(0);
+}
+
+/* Result of the command sent last, or PVM_TARGET_DIED */
+long pvm_target_recv(struct pvm_target *t)
+{
+	long ret;
+
+	if (pvm_read_full(t->resp, &ret, sizeof(ret)))
+		return PVM_TARGET_DIED;
+	return ret;
+}
+
+/*
+ * Start a target created by clone3(@args) (e.g. with CLONE_PIDFD or
+ * set_tid; .exit_signal should be SIGCHLD), or by fork() if @args is NULL.
+ * @setup (may be NULL) runs first in the child; its result is the first
+ * response, which the parent returns (the child then serves commands
+ * whatever the result).  Returns PVM_TARGET_DIED, errno set, when the
+ * child or its pipes cannot be created.
+ */
+long pvm_target_start_clone(struct pvm_target *t, struct clone_args *args,
+			    pvm_fn setup, unsigned long a, unsigned long b,
+			    unsigned long c)
+{
+	int cp[2], rp[2], err;
+	long ret = 0;
+
+	t->pid = -1;
+	if (pipe(cp))
+		return PVM_TARGET_DIED;
+	if (pipe(rp)) {
+		err = errno;
+		goto close_cp;
+	}
+	if (args)
+		t->pid = syscall(__NR_clone3, args, sizeof(*args));
+	else
+		t->pid = fork();
+	if (t->pid < 0) {
+		err = errno;
+		goto close_rp;
+	}
+	if (t->pid == 0) {
+		close(cp[1]);
+		close(rp[0]);
+		t->cmd = cp[0];
+		t->resp = rp[1];
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (setup)
+			ret = setup(t, a, b, c);
+		pvm_write_full(t->resp, &ret, sizeof(ret));
+		pvm_target_loop(t);
+	}
+	close(cp[0]);
+	close(rp[1]);
+	t->cmd = cp[1];
+	t->resp = rp[0];
+	return pvm_target_recv(t);
+
+close_rp:
+	close(rp[0]);
+	close(rp[1]);
+close_cp:
+	close(cp[0]);
+	close(cp[1]);
+	errno = err;
+	return PVM_TARGET_DIED;
+}
+
+/* pvm_target_start_clone() with fork(). */
+long pvm_target_start(struct pvm_target *t, pvm_fn setup, unsigned long a,
+		      unsigned long b, unsigned long c)
+{
+	return pvm_target_start_clone(t, NULL, setup, a, b, c);
+}
+
+/* Start @fn in the target without waiting for it; 0 on success */
+int pvm_target_send(struct pvm_target *t, pvm_fn fn, unsigned long a,
+		    unsigned long b, unsigned long c)
+{
+	struct pvm_cmd cmd = { .fn = fn, .a = a, .b = b, .c = c };
+
+	return pvm_write_full(t->cmd, &cmd, sizeof(cmd));
+}
+
+/* Run @fn in the target; returns its result, or PVM_TARGET_DIED */
+long pvm_target_call(struct pvm_target *t, pvm_fn fn, unsigned long a,
+		     unsigned long b, unsigned long c)
+{
+	if (pvm_target_send(t, fn, a, b, c))
+		return PVM_TARGET_DIED;
+	return pvm_target_recv(t);
+}
+
+/* Stop the target (if running) and reap it; returns its wait status. */
+int pvm_target_stop(struct pvm_target *t)
+{
+	int status = -1;
+
+	if (t->pid <= 0)
+		return -1;
+	close(t->cmd);
+	close(t->resp);
+	if (waitpid(t->pid, &status, 0) != t->pid)
+		status = -1;
+	t->pid = -1;
+	return status;
+}
+
+int pvm_target_kill(struct pvm_target *t)
+{
+	if (t->pid > 0)
+		kill(t->pid, SIGKILL);
+	return pvm_target_stop(t);
+}
+
+/* Commonly used commands. */
+long pvm_cmd_fill(struct pvm_target *t, unsigned long addr, unsigned long len,
+		  unsigned long seed)
+{
+	pvm_fill((void *)addr, len, seed);
+	return 0;
+}
+
+long pvm_cmd_check(struct pvm_target *t, unsigned long addr, unsigned long len,
+		   unsigned long seed)
+{
+	return pvm_check((void *)addr, len, seed);
+}
+
+long pvm_cmd_memset(struct pvm_target *t, unsigned long addr, unsigned long len,
+		    unsigned long c)
+{
+	memset((void *)addr, c, len);
+	return 0;
+}
+
+/*
+ * Always sends exactly @len bytes, so that the parent never hangs: chunks
+ * that cannot be read (write() fails with EFAULT) are sent as zeroes and
+ * the result is then -EFAULT.
+ */
+long pvm_cmd_dump(struct pvm_target *t, unsigned long addr, unsigned long len,
+		  unsigned long unused)
+{
+	static const uint8_t zero[4096];
+	uint8_t *p = (void *)addr;
+	long ret = 0;
+
+	while (len) {
+		size_t n = len < sizeof(zero) ? len : sizeof(zero);
+		ssize_t w = write(t->resp, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EFAULT) {
+			if (pvm_write_full(t->resp, zero, n))
+				return -EPIPE;
+			ret = -EFAULT;
+			w = n;
+		} else if (w <= 0) {
+			return -EPIPE;
+		}
+		p += w;
+		len -= w;
+	}
+	return ret;
+}
+
+/* Copy @len bytes at @addr in the target into @buf (through the pipe). */
+int pvm_target_dump(struct pvm_target *t, unsigned long addr, void *buf,
+		    size_t len)
+{
+	struct pvm_cmd cmd = { .fn = pvm_cmd_dump, .a = addr, .b = len };
+	long ret;
+
+	if (pvm_write_full(t->cmd, &cmd, sizeof(cmd)))
+		return -1;
+	if (pvm_read_full(t->resp, buf, len))
+		return -1;
+	if (pvm_read_full(t->resp, &ret, sizeof(ret)))
+		return -1;
+	return ret;
+}
+
+long pvm_cmd_mprotect(struct pvm_target *t, unsigned long addr,
+		      unsigned long len, unsigned long prot)
+{
+	return mprotect((void *)addr, len, prot) ? -errno : 0;
+}
+
+long pvm_cmd_munmap(struct pvm_target *t, unsigned long addr, unsigned long len,
+		    unsigned long unused)
+{
+	return munmap((void *)addr, len) ? -errno : 0;
+}
+
+long pvm_cmd_exit(struct pvm_target *t, unsigned long code, unsigned long b,
+		  unsigned long c)
+{
+	_exit(code);
+}
+
+/*
+ * Userspace model of the copy: move min(sum(dst), sum(src), max) bytes from
+ * the @src iovec stream to the @dst stream; returns the number of bytes.
+ */
+size_t pvm_iov_model(const struct iovec *dst, int nd, const struct iovec *src,
+		     int ns, size_t max)
+{
+	size_t di = 0, doff = 0, si = 0, soff = 0, done = 0;
+
+	while (done < max && di < (size_t)nd && si < (size_t)ns) {
+		size_t n = dst[di].iov_len - doff;
+
+		if (src[si].iov_len - soff < n)
+			n = src[si].iov_len - soff;
+		if (max - done < n)
+			n = max - done;
+		memcpy((uint8_t *)dst[di].iov_base + doff,
+		       (uint8_t *)src[si].iov_base + soff, n);
+		doff += n;
+		soff += n;
+		done += n;
+		if (doff == dst[di].iov_len) {
+			di++;
+			doff = 0;
+		}
+		if (soff == src[si].iov_len) {
+			si++;
+			soff = 0;
+		}
+	}
+	return done;
+}
+
+/* Copy of @iov with every base moved from @from to @to (a shadow buffer). */
+void pvm_iov_rebase(struct iovec *out, const struct iovec *iov, int n,
+		    const void *from, void *to)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		out[i].iov_base = (uint8_t *)to +
+			((uint8_t *)iov[i].iov_base - (uint8_t *)from);
+		out[i].iov_len = iov[i].iov_len;
+	}
+}
+
+size_t pvm_iov_sum(const struct iovec *iov, int n)
+{
+	size_t sum = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += iov[i].iov_len;
+	return sum;
+}
+
+/*
+ * Anonymous mmap() in the target; returns the address or 0 (addresses of
+ * 32-bit processes do not fit a positive long, so no -errno here).
+ */
+long pvm_cmd_mmap(struct pvm_target *t, unsigned long len, unsigned long prot,
+		  unsigned long flags)
+{
+	void *p = mmap(NULL, len, prot, flags | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? 0 : (long)p;
+}
+
+long pvm_cmd_madvise(struct pvm_target *t, unsigned long addr,
+		     unsigned long len, unsigned long advice)
+{
+	return madvise((void *)addr, len, advice) ? -errno : 0;
+}
+
+/* Wait until @pid is a zombie (exited, not reaped); 0 on success. */
+int pvm_wait_zombie(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, pid, &si, WEXITED | WNOWAIT))
+		return -1;
+	return si.si_pid == pid ? 0 : -1;
+}
+
+long long pvm_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+long pvm_yama_scope(void)
+{
+	return pvm_read_long(PVM_YAMA_SCOPE);
+}
+
+/* ---- system parameters ------------------------------------------------ */
+
+/* As read_pmd_pagesize() in selftests/mm: the size a THP maps. */
+size_t pvm_thp_size(void)
+{
+	long size = pvm_read_long("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+
+	return size > 0 ? size : 0;
+}
+
+/* As default_huge_page_size() in selftests/mm: "Hugepagesize" in meminfo */
+size_t pvm_hugetlb_size(void)
+{
+	unsigned long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Hugepagesize: %lu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb << 10;
+}
+
+/*
+ * Page pins held system-wide (nr_foll_pin_acquired - nr_foll_pin_released)
+ * in *@held; false when the counters are missing or cannot be folded.
+ * The counters live per CPU until folded: without the fold a few leaked
+ * pins hide below the per-CPU thresholds.  Folding needs root.
+ */
+bool pvm_pins_held(long *held)
+{
+	long acquired = -1, released = -1, v;
+	char name[64];
+	FILE *f;
+
+	if (pvm_write_file("/proc/sys/vm/stat_refresh", "1"))
+		return false;
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return false;
+	while (fscanf(f, "%63s %ld", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acquired = v;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			released = v;
+	}
+	fclose(f);
+	if (acquired < 0 || released < 0)
+		return false;
+	*held = acquired - released;
+	return true;
+}
+
+/*
+ * True when @err is the errno of a system call this kernel does not have
+ * (or has compiled out, as memfd_secret() without secretmem).  That is
+ * by definition the errno of an invalid system call number, so ask the
+ * kernel for it: checkpatch warns on every use of the errno's name, which
+ * is right for kernel code and a false positive here, and the series must
+ * pass checkpatch without warnings.  errno is left as it was.
+ */
+bool pvm_syscall_missing(int err)
+{
+	static int no_syscall_err;
+	int saved = errno;
+
+	if (!no_syscall_err) {
+		syscall(-1L);
+		no_syscall_err = errno;
+		errno = saved;
+	}
+	return err == no_syscall_err;
+}
+
+/* ---- userfaultfd ------------------------------------------------------ */
+
+/*
+ * A new userfaultfd with open flags @flags.  The system call refuses kernel
+ * faults to unprivileged callers when vm.unprivileged_userfaultfd is 0;
+ * /dev/userfaultfd does not, if its permissions let us open it.
+ */
+static int uffd_open(int flags)
+{
+	int fd = syscall(__NR_userfaultfd, flags);
+	int dev;
+
+	if (fd >= 0)
+		return fd;
+	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -1;
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, flags);
+	close(dev);
+	return fd;
+}
+
+/*
+ * A userfaultfd (open flags @flags, e.g. O_CLOEXEC | O_NONBLOCK) that
+ * reports missing-page faults on [@addr, @addr + @len) with API @features.
+ * Kernel faults are included (no UFFD_USER_MODE_ONLY): the copies of
+ * process_vm_readv() fault from the kernel.  The fd, or -errno.
+ */
+int pvm_uffd_register(void *addr, size_t len, uint64_t features, int flags)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
+	struct uffdio_register reg = {
+		.range = { .start = (unsigned long)addr, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	int uffd = uffd_open(flags), err;
+
+	if (uffd < 0)
+		return -errno;
+	if (ioctl(uffd, UFFDIO_API, &api) ||
+	    ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		err = errno;
+		close(uffd);
+		return -err;
+	}
+	return uffd;
+}
+
+/*
+ * Wait up to @timeout_ms (-1: for ever) for the next page fault on @uffd
+ * and read it into @msg.  0; -ETIMEDOUT; -EAGAIN when something else woke
+ * us (another reader took the message, or an event that is no page fault):
+ * call again; or -errno.
+ */
+int pvm_uffd_next_fault(int uffd, int timeout_ms, struct uffd_msg *msg)
+{
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	ssize_t n;
+	int ret;
+
+	ret = poll(&pfd, 1, timeout_ms);
+	if (ret < 0)
+		return errno == EINTR ? -EAGAIN : -errno;
+	if (!ret)
+		return -ETIMEDOUT;
+	n = read(uffd, msg, sizeof(*msg));
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? -EAGAIN : -errno;
+	if (n != sizeof(*msg))
+		return -EIO;
+	return msg->event == UFFD_EVENT_PAGEFAULT ? 0 : -EAGAIN;
+}
+
+/* Resolve the missing page at @addr with @len bytes of @page: 0 or -errno */
+int pvm_uffd_copy(int uffd, unsigned long addr, const void *page, size_t len)
+{
+	struct uffdio_copy copy = {
+		.dst = addr,
+		.src = (unsigned long)page,
+		.len = len,
+	};
+
+	return ioctl(uffd, UFFDIO_COPY, &copy) ? -errno : 0;
+}
