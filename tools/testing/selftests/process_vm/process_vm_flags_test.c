@@ -19,7 +19,6 @@
 
 #include <grp.h>
 #include <poll.h>
-#include <stdalign.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -478,69 +477,6 @@ TEST(pidfd_bad_fd)
 }
 
 /* ---- tests on a child target ------------------------------------------ */
-
-/* ---- tracepoint ------------------------------------------------------- */
-
-#define TRACE_DIR	"/sys/kernel/tracing"
-#define TRACE_EVENT_DIR	TRACE_DIR "/events/process_vm/process_vm_rw"
-
-/* Empty the trace buffer (opening it with O_TRUNC does that). */
-static int trace_clear(void)
-{
-	int fd = open(TRACE_DIR "/trace", O_WRONLY | O_TRUNC);
-
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return 0;
-}
-
-/*
- * One process_vm:process_vm_rw event per call, with the arguments as
- * passed, the clamped local length, the pages pinned and the result.
- */
-TEST(trace_event)
-{
-	static alignas(4096) char remote[4096];
-	static char local[100];
-	struct iovec l[2] = { { local, 60 }, { local + 60, 40 } };
-	struct iovec r[3] = { { remote, 10 }, { NULL, 0 },
-			      { remote + 100, 200 } };
-	static char trace[1 << 16], want[3][256];
-	int pidfd, fd, i;
-	ssize_t n;
-
-	if (access(TRACE_EVENT_DIR "/enable", W_OK))
-		SKIP(return, "no process_vm:process_vm_rw trace event");
-	pidfd = sys_pidfd_open(getpid(), 0);
-	ASSERT_GE(pidfd, 0);
-	ASSERT_EQ(0, trace_clear());
-	ASSERT_EQ(0, pvm_write_file(TRACE_EVENT_DIR "/enable", "1"));
-	EXPECT_EQ(100, pvm_readv(getpid(), l, 2, r, 3, 0));
-	EXPECT_EQ(-ESRCH, pvm_res(pvm_readv(-1, l, 2, r, 3, 0)));
-	EXPECT_EQ(100, pvm_writev(pidfd, l, 2, r, 3, PROCESS_VM_PIDFD));
-	ASSERT_EQ(0, pvm_write_file(TRACE_EVENT_DIR "/enable", "0"));
-
-	fd = open(TRACE_DIR "/trace", O_RDONLY);
-	ASSERT_GE(fd, 0);
-	n = read(fd, trace, sizeof(trace) - 1);
-	close(fd);
-	ASSERT_GT(n, 0);
-	trace[n] = 0;
-	snprintf(want[0], sizeof(want[0]),
-		 "pid=%d flags=0x0 dir=read liovcnt=2 riovcnt=3 requested=100 copied=100 pinned=2 ret=100",
-		 getpid());
-	snprintf(want[1], sizeof(want[1]),
-		 "pid=-1 flags=0x0 dir=read liovcnt=2 riovcnt=3 requested=100 copied=0 pinned=0 ret=-3");
-	snprintf(want[2], sizeof(want[2]),
-		 "pid=%d flags=0x1 dir=write liovcnt=2 riovcnt=3 requested=100 copied=100 pinned=2 ret=100",
-		 pidfd);
-	for (i = 0; i < 3; i++)
-		EXPECT_NE(NULL, strstr(trace, want[i])) {
-			TH_LOG("no \"%s\" in the trace:\n%s", want[i], trace);
-		}
-	close(pidfd);
-}
 
 /*
  * region: REGION_PAGES anonymous pages, mapped before a target is forked
