@@ -50,6 +50,15 @@ FIXTURE(pvm) {
 	bool write;
 	long saved_nr_hugepages;
 	int fd;
+	/*
+	 * The REGION_SZ bytes that run_call() copies to or from: self->region
+	 * in self->t, unless a test of kinds of memory points them elsewhere.
+	 */
+	struct pvm_target *rt;
+	uint8_t *rbase;
+	/* what a kind of memory mapped in this process, if anything */
+	uint8_t *kmap;
+	size_t kmap_len;
 };
 
 FIXTURE_VARIANT(pvm) {
@@ -71,8 +80,11 @@ FIXTURE_SETUP(pvm)
 	self->t2.pid = -1;
 	self->saved_nr_hugepages = -1;
 	self->fd = -1;
+	self->kmap = NULL;
 	self->region = pvm_map_anon(REGION_SZ);
 	ASSERT_TRUE(self->region != NULL);
+	self->rt = &self->t;
+	self->rbase = self->region;
 	self->local = pvm_map_anon(LOCAL_SZ);
 	ASSERT_TRUE(self->local != NULL);
 	/* The parent's copy differs: reading the wrong process would show. */
@@ -88,6 +100,8 @@ FIXTURE_TEARDOWN(pvm)
 	pvm_target_stop(&self->t);
 	if (self->fd >= 0)
 		close(self->fd);
+	if (self->kmap)
+		munmap(self->kmap, self->kmap_len);
 	if (self->saved_nr_hugepages >= 0)
 		pvm_write_long("/proc/sys/vm/nr_hugepages",
 			       self->saved_nr_hugepages);
@@ -150,8 +164,8 @@ static void prep(struct __test_metadata *_metadata, FIXTURE_DATA(pvm) *self)
 
 /*
  * Check the data after a call on the fixture that moved @count bytes
- * between @lv (in self->local) and @rv (in self->region), against the
- * userspace model; restores the region for the next call.
+ * between @lv (in self->local) and @rv (in self->rbase), against the
+ * userspace model; restores the remote bytes for the next call.
  */
 static void verify(struct __test_metadata *_metadata, FIXTURE_DATA(pvm) *self,
 		   const struct iovec *lv, int nl, const struct iovec *rv,
@@ -165,16 +179,17 @@ static void verify(struct __test_metadata *_metadata, FIXTURE_DATA(pvm) *self,
 	ASSERT_TRUE(ml != NULL);
 	ASSERT_TRUE(mr != NULL);
 	pvm_fill(mirror, REGION_SZ, SEED_R);
-	pvm_iov_rebase(mr, rv, nr, self->region, mirror);
+	pvm_iov_rebase(mr, rv, nr, self->rbase, mirror);
 	if (self->write) {
 		buf = malloc(REGION_SZ);
 		ASSERT_TRUE(buf != NULL);
 		ASSERT_EQ(count, pvm_iov_model(mr, nr, lv, nl, count));
-		ASSERT_EQ(0, pvm_target_dump(&self->t, RADDR(0), buf,
-					     REGION_SZ));
+		ASSERT_EQ(0, pvm_target_dump(self->rt, (unsigned long)self->rbase,
+					     buf, REGION_SZ));
 		ASSERT_EQ(0, memcmp(buf, mirror, REGION_SZ));
-		ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill,
-					     RADDR(0), REGION_SZ, SEED_R));
+		ASSERT_EQ(0, pvm_target_call(self->rt, pvm_cmd_fill,
+					     (unsigned long)self->rbase,
+					     REGION_SZ, SEED_R));
 	} else {
 		buf = malloc(LOCAL_SZ);
 		ASSERT_TRUE(buf != NULL);
@@ -195,7 +210,7 @@ static void run_call(struct __test_metadata *_metadata,
 		     const struct iovec *rv, int nr, long expect)
 {
 	prep(_metadata, self);
-	ASSERT_EQ(expect, pvm_res(pvm_rw(self->write, self->t.pid, lv, nl,
+	ASSERT_EQ(expect, pvm_res(pvm_rw(self->write, self->rt->pid, lv, nl,
 					 rv, nr)));
 	verify(_metadata, self, lv, nl, rv, nr, expect < 0 ? 0 : expect);
 }
@@ -699,22 +714,6 @@ static int layout(struct iovec *iov, uint8_t *base, size_t start, size_t gap,
 	return n;
 }
 
-TEST_F(pvm, shapes)
-{
-	struct iovec lv[12], rv[12];
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(shapes); i++) {
-		const struct shape *s = &shapes[i];
-		int nl = layout(lv, self->local, s->lstart, s->lgap, s->l);
-		int nr = layout(rv, self->region, s->rstart, s->rgap, s->r);
-		size_t sl = pvm_iov_sum(lv, nl), sr = pvm_iov_sum(rv, nr);
-
-		TH_LOG("shape %s", s->name);
-		run_call(_metadata, self, lv, nl, rv, nr, sl < sr ? sl : sr);
-	}
-}
-
 TEST_F(pvm, iov_max_entries)
 {
 	struct iovec *lv = calloc(IOV_MAX, sizeof(*lv));
@@ -746,7 +745,10 @@ TEST_F(pvm, iov_max_entries)
 	free(rv);
 }
 
-/* Larger than one batch of pinned pages (PVM_MAX_USER_PAGES, 4 MiB) */
+/*
+ * Larger than one batch of pinned pages (PVM_HEAP_PAGES: a page of page
+ * pointers, 2 MiB of 4 KiB pages on 64-bit), and than the old 4 MiB one
+ */
 TEST_F(pvm, large)
 {
 	size_t len = (5UL << 20) + 777;
@@ -766,49 +768,78 @@ TEST_F(pvm, large)
 
 /* ---- kinds of remote memory ------------------------------------------- */
 
-TEST_F(pvm, anon_private)
+/*
+ * The kinds of memory a copy reads and writes like anonymous memory, as
+ * one table (like selftests/mm/cow.c): ->map() starts self->t2 with @len
+ * bytes of the kind at *@addr, holding pattern @seed from stream offset
+ * 0.  It returns NULL, or the reason the kind cannot be had here (the
+ * test skips).  The test of each kind checks what is special about it;
+ * TEST_F(pvm, shapes) runs every iovec shape on every kind.
+ */
+struct kind {
+	const char *name;
+	const char *(*map)(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(pvm) *self, size_t len,
+			   uint32_t seed, unsigned long *addr);
+};
+
+/* Private anonymous memory the target mapped and filled itself. */
+static const char *map_anon(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(pvm) *self, size_t len,
+			    uint32_t seed, unsigned long *addr)
 {
-	xfer_ok(_metadata, self->write, self->t.pid, &self->t, self->local,
-		RADDR(123), REGION_SZ - 200, SEED_R, 123);
+	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
+	*addr = pvm_target_call(&self->t2, pvm_cmd_mmap, len,
+				PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	ASSERT_NE(0, *addr);
+	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_fill, *addr, len,
+				     seed));
+	return NULL;
 }
 
 /*
- * A MAP_SHARED mapping of @fd (anonymous if -1) created before fork(): the
- * target's copy is the parent's, and for files the page cache.
+ * Map @len bytes of @fd (anonymous if -1) with @prot and @flags here, fill
+ * them with @seed if @fill, then fork the target: it sees the same pages
+ * (shared, or private and copy-on-write).  A private file mapping is not
+ * filled here: that would replace its page cache pages with anonymous
+ * copies before the target ever saw them.
  */
-static void shared_case(struct __test_metadata *_metadata,
-			FIXTURE_DATA(pvm) *self, int fd)
+static void map_before_fork(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(pvm) *self, size_t len, int prot,
+			    int flags, int fd, bool fill, uint32_t seed,
+			    unsigned long *addr)
 {
-	size_t pg = self->page, len = 3 * pg + 11;
-	int flags = MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0);
-	uint8_t *m, *buf = malloc(len);
+	uint8_t *m = mmap(NULL, len, prot,
+			  flags | (fd < 0 ? MAP_ANONYMOUS : 0), fd, 0);
 
-	ASSERT_TRUE(buf != NULL);
-	if (fd >= 0)
-		ASSERT_EQ(0, ftruncate(fd, 4 * pg));
-	m = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, flags, fd, 0);
 	ASSERT_TRUE(m != MAP_FAILED);
-	pvm_fill(m, 4 * pg, SEED_R);
+	self->kmap = m;
+	self->kmap_len = len;
+	if (fill)
+		pvm_fill(m, len, seed);
 	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
-	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
-		(unsigned long)m + 7, len, SEED_R, 7);
-	if (self->write) {
-		/* reached the shared object */
-		ASSERT_EQ(-1, pvm_check(m + 7, len, SEED_L));
-		ASSERT_EQ(-1, pvm_check_at(m, 7, SEED_R, 0));
-		if (fd >= 0) {
-			ASSERT_EQ(len, pread(fd, buf, len, 7));
-			ASSERT_EQ(-1, pvm_check(buf, len, SEED_L));
-		}
-	} else if (fd >= 0) {
-		/* data written to the file is what the target reads */
-		pvm_fill(buf, len, SEED_P);
-		ASSERT_EQ(len, pwrite(fd, buf, len, 7));
-		xfer_ok(_metadata, false, self->t2.pid, &self->t2,
-			self->local, (unsigned long)m + 7, len, SEED_P, 0);
-	}
-	munmap(m, 4 * pg);
-	free(buf);
+	*addr = (unsigned long)m;
+}
+
+static const char *map_shared_anon(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(pvm) *self, size_t len,
+				   uint32_t seed, unsigned long *addr)
+{
+	map_before_fork(_metadata, self, len, PROT_READ | PROT_WRITE,
+			MAP_SHARED, -1, true, seed, addr);
+	return NULL;
+}
+
+static const char *map_shared_memfd(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(pvm) *self, size_t len,
+				    uint32_t seed, unsigned long *addr)
+{
+	self->fd = memfd_create("process_vm_test", MFD_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ftruncate(self->fd, len));
+	map_before_fork(_metadata, self, len, PROT_READ | PROT_WRITE,
+			MAP_SHARED, self->fd, true, seed, addr);
+	return NULL;
 }
 
 static int tmp_file(void)
@@ -821,118 +852,310 @@ static int tmp_file(void)
 	return fd;
 }
 
+/* A new temporary file, self->fd, of @len bytes of pattern @seed */
+static const char *tmp_file_of(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(pvm) *self, size_t len,
+			       uint32_t seed)
+{
+	uint8_t *buf = malloc(len);
+
+	ASSERT_TRUE(buf != NULL);
+	self->fd = tmp_file();
+	if (self->fd < 0) {
+		free(buf);
+		return "cannot create a file in /tmp";
+	}
+	pvm_fill(buf, len, seed);
+	ASSERT_EQ(len, pwrite(self->fd, buf, len, 0));
+	free(buf);
+	return NULL;
+}
+
+static const char *map_shared_file(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(pvm) *self, size_t len,
+				   uint32_t seed, unsigned long *addr)
+{
+	const char *skip = tmp_file_of(_metadata, self, len, seed);
+
+	if (!skip)
+		map_before_fork(_metadata, self, len, PROT_READ | PROT_WRITE,
+				MAP_SHARED, self->fd, true, seed, addr);
+	return skip;
+}
+
+/* Our pages, shared with the target copy-on-write. */
+static const char *map_cow(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(pvm) *self, size_t len,
+			   uint32_t seed, unsigned long *addr)
+{
+	map_before_fork(_metadata, self, len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE, -1, true, seed, addr);
+	return NULL;
+}
+
+/* A private mapping of a file: page cache until written, then anon. */
+static const char *map_private_file(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(pvm) *self, size_t len,
+				    uint32_t seed, unsigned long *addr)
+{
+	const char *skip = tmp_file_of(_metadata, self, len, seed);
+
+	if (!skip)
+		map_before_fork(_metadata, self, len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE, self->fd, false, seed, addr);
+	return skip;
+}
+
+/* Two THPs (at least @len bytes), faulted in by the target. */
+static const char *map_thp(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(pvm) *self, size_t len,
+			   uint32_t seed, unsigned long *addr)
+{
+	size_t thp = pvm_thp_size();
+	uint8_t *m;
+
+	if (!thp)
+		return "no transparent huge pages (hpage_pmd_size)";
+	ASSERT_LE(len, 2 * thp);
+	m = pvm_map_aligned(2 * thp, thp, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS);
+	ASSERT_TRUE(m != NULL);
+	self->kmap = m;
+	self->kmap_len = 2 * thp;
+	if (madvise(m, 2 * thp, MADV_HUGEPAGE))
+		return "MADV_HUGEPAGE failed";
+	/* the target faults the range in, as huge pages if it can */
+	ASSERT_EQ(0, pvm_target_start(&self->t2, pvm_cmd_fill,
+				      (unsigned long)m, 2 * thp, seed));
+	*addr = (unsigned long)m;
+	return NULL;
+}
+
+static long hugepages_free(void)
+{
+	char line[128];
+	long val = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "HugePages_Free: %ld", &val) == 1)
+			break;
+	fclose(f);
+	return val;
+}
+
+/*
+ * Two default-size hugetlb pages (at least @len bytes) that the target
+ * maps itself, reserved for the test if need be (the teardown gives them
+ * back).
+ */
+static const char *map_hugetlb(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(pvm) *self, size_t len,
+			       uint32_t seed, unsigned long *addr)
+{
+	const char *nr = "/proc/sys/vm/nr_hugepages";
+	long free_pages = hugepages_free(), total = pvm_read_long(nr);
+	size_t huge = pvm_hugetlb_size();
+
+	if (!huge)
+		return "no hugetlb pages (no Hugepagesize in meminfo)";
+	ASSERT_LE(len, 2 * huge);
+	if (free_pages < 2 && total >= 0 && self->saved_nr_hugepages < 0 &&
+	    !pvm_write_long(nr, total + 2 - free_pages))
+		self->saved_nr_hugepages = total;
+	if (hugepages_free() < 2)
+		return "cannot reserve 2 huge pages";
+	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
+	*addr = pvm_target_call(&self->t2, pvm_cmd_mmap, 2 * huge,
+				PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_HUGETLB);
+	if (!*addr)
+		return "MAP_HUGETLB of default huge pages failed";
+	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_fill, *addr, 2 * huge,
+				     seed));
+	return NULL;
+}
+
+enum kind_id {
+	ANON, SHARED_ANON, SHARED_MEMFD, SHARED_FILE, COW, PRIVATE_FILE,
+	THP, HUGETLB, NR_KINDS
+};
+
+static const struct kind kinds[NR_KINDS] = {
+	[ANON] = { "private anonymous", map_anon },
+	[SHARED_ANON] = { "shared anonymous", map_shared_anon },
+	[SHARED_MEMFD] = { "shared memfd", map_shared_memfd },
+	[SHARED_FILE] = { "shared file", map_shared_file },
+	[COW] = { "private, copy-on-write after fork", map_cow },
+	[PRIVATE_FILE] = { "private file", map_private_file },
+	[THP] = { "THP", map_thp },
+	[HUGETLB] = { "hugetlb", map_hugetlb },
+};
+
+/* kinds[@id].map(); the reason to skip, with the kind's name, or NULL */
+static const char *map_kind(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(pvm) *self, enum kind_id id,
+			    size_t len, uint32_t seed, unsigned long *addr)
+{
+	static char reason[128];
+	const char *skip = kinds[id].map(_metadata, self, len, seed, addr);
+
+	if (!skip)
+		return NULL;
+	snprintf(reason, sizeof(reason), "%s: %s", kinds[id].name, skip);
+	return reason;
+}
+
+/* Undo ->map(): the target, our mapping, the file. */
+static void unmap_kind(FIXTURE_DATA(pvm) *self)
+{
+	pvm_target_kill(&self->t2);
+	if (self->kmap)
+		munmap(self->kmap, self->kmap_len);
+	self->kmap = NULL;
+	if (self->fd >= 0)
+		close(self->fd);
+	self->fd = -1;
+}
+
+TEST_F(pvm, anon_private)
+{
+	unsigned long base;
+	const char *skip;
+
+	skip = map_kind(_metadata, self, ANON, REGION_SZ, SEED_R,
+			&base);
+	if (skip)
+		SKIP(return, "%s", skip);
+	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
+		base + 123, REGION_SZ - 200, SEED_R, 123);
+}
+
+/*
+ * A MAP_SHARED mapping (kind @id) created before fork(): the target's copy
+ * is the parent's, and for files the page cache.
+ */
+static void shared_case(struct __test_metadata *_metadata,
+			FIXTURE_DATA(pvm) *self, enum kind_id id)
+{
+	size_t pg = self->page, len = 3 * pg + 11;
+	unsigned long base;
+	const char *skip;
+	uint8_t *m, *buf;
+
+	skip = map_kind(_metadata, self, id, 4 * pg, SEED_R, &base);
+	if (skip)
+		SKIP(return, "%s", skip);
+	m = (uint8_t *)base;
+	buf = malloc(len);
+	ASSERT_TRUE(buf != NULL);
+	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
+		base + 7, len, SEED_R, 7);
+	if (self->write) {
+		/* reached the shared object */
+		ASSERT_EQ(-1, pvm_check(m + 7, len, SEED_L));
+		ASSERT_EQ(-1, pvm_check_at(m, 7, SEED_R, 0));
+		if (self->fd >= 0) {
+			ASSERT_EQ(len, pread(self->fd, buf, len, 7));
+			ASSERT_EQ(-1, pvm_check(buf, len, SEED_L));
+		}
+	} else if (self->fd >= 0) {
+		/* data written to the file is what the target reads */
+		pvm_fill(buf, len, SEED_P);
+		ASSERT_EQ(len, pwrite(self->fd, buf, len, 7));
+		xfer_ok(_metadata, false, self->t2.pid, &self->t2,
+			self->local, base + 7, len, SEED_P, 0);
+	}
+	free(buf);
+}
+
 TEST_F(pvm, shared_anon)
 {
-	shared_case(_metadata, self, -1);
+	shared_case(_metadata, self, SHARED_ANON);
 }
 
 TEST_F(pvm, shared_memfd)
 {
-	self->fd = memfd_create("process_vm_test", MFD_CLOEXEC);
-	ASSERT_LE(0, self->fd);
-	shared_case(_metadata, self, self->fd);
+	shared_case(_metadata, self, SHARED_MEMFD);
 }
 
 TEST_F(pvm, shared_file)
 {
-	self->fd = tmp_file();
-	if (self->fd < 0)
-		SKIP(return, "cannot create a file in /tmp: %s",
-		     strerror(errno));
-	shared_case(_metadata, self, self->fd);
+	shared_case(_metadata, self, SHARED_FILE);
 }
 
 TEST_F(pvm, private_after_fork)
 {
 	size_t pg = self->page, len = 5 * pg;
-	uint8_t *m = pvm_map_anon(len);
 	struct pvm_target t3;
+	unsigned long base;
+	uint8_t *m;
+	const char *skip;
 
-	ASSERT_TRUE(m != NULL);
-	pvm_fill(m, len, SEED_P);
 	/* two targets share the pages copy-on-write with us */
-	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
+	skip = map_kind(_metadata, self, COW, len, SEED_P, &base);
+	if (skip)
+		SKIP(return, "%s", skip);
+	m = (uint8_t *)base;
 	ASSERT_EQ(0, pvm_target_start(&t3, NULL, 0, 0, 0));
 	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
-		(unsigned long)m + 1, len - 2, SEED_P, 1);
+		base + 1, len - 2, SEED_P, 1);
 	/* the write broke COW in t2 only */
 	ASSERT_EQ(-1, pvm_check(m, len, SEED_P));
-	ASSERT_EQ(-1, pvm_target_call(&t3, pvm_cmd_check, (unsigned long)m,
-				      len, SEED_P));
+	ASSERT_EQ(-1, pvm_target_call(&t3, pvm_cmd_check, base, len, SEED_P));
 	if (self->write)
-		remote_is(_metadata, &self->t2, (unsigned long)m, 1, SEED_P,
-			  0);
+		remote_is(_metadata, &self->t2, base, 1, SEED_P, 0);
 	pvm_target_stop(&t3);
-	munmap(m, len);
-}
-
-/*
- * Map a new temporary file (self->fd) of @len bytes of SEED_P, written
- * from @buf, with @prot and @flags, then start t2.  NULL, errno set, if
- * no file can be created: the test SKIP()s (a helper's SKIP would not).
- */
-static uint8_t *tmp_file_map(struct __test_metadata *_metadata,
-			     FIXTURE_DATA(pvm) *self, uint8_t *buf,
-			     size_t len, int prot, int flags)
-{
-	uint8_t *m;
-
-	self->fd = tmp_file();
-	if (self->fd < 0)
-		return NULL;
-	pvm_fill(buf, len, SEED_P);
-	ASSERT_EQ(len, pwrite(self->fd, buf, len, 0));
-	m = mmap(NULL, len, prot, flags, self->fd, 0);
-	ASSERT_TRUE(m != MAP_FAILED);
-	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
-	return m;
 }
 
 TEST_F(pvm, private_file)
 {
 	size_t pg = self->page, len = 2 * pg;
-	uint8_t *m, *buf = malloc(len);
+	uint8_t *buf = malloc(len);
+	unsigned long base;
+	const char *skip;
 
 	ASSERT_TRUE(buf != NULL);
-	m = tmp_file_map(_metadata, self, buf, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE);
-	if (!m)
-		SKIP(return, "cannot create a file in /tmp: %s",
-		     strerror(errno));
+	skip = map_kind(_metadata, self, PRIVATE_FILE, len, SEED_P,
+			&base);
+	if (skip)
+		SKIP(return, "%s", skip);
 	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
-		(unsigned long)m + 3, len - 6, SEED_P, 3);
+		base + 3, len - 6, SEED_P, 3);
 	/* a write to a private file mapping does not reach the file */
 	memset(buf, 0, len);
 	ASSERT_EQ(len, pread(self->fd, buf, len, 0));
 	ASSERT_EQ(-1, pvm_check(buf, len, SEED_P));
-	ASSERT_EQ(-1, pvm_check(m, len, SEED_P));
-	munmap(m, len);
+	ASSERT_EQ(-1, pvm_check((uint8_t *)base, len, SEED_P));
 	free(buf);
 }
 
 TEST_F(pvm, readonly_file)
 {
 	size_t pg = self->page, len = 2 * pg;
-	uint8_t *m, *buf = malloc(len);
+	uint8_t *buf = malloc(len);
+	const char *skip;
+	unsigned long base;
 
 	ASSERT_TRUE(buf != NULL);
-	m = tmp_file_map(_metadata, self, buf, len, PROT_READ, MAP_SHARED);
-	if (!m)
-		SKIP(return, "cannot create a file in /tmp: %s",
-		     strerror(errno));
+	skip = tmp_file_of(_metadata, self, len, SEED_P);
+	if (skip)
+		SKIP(return, "%s", skip);
+	map_before_fork(_metadata, self, len, PROT_READ, MAP_SHARED, self->fd,
+			false, SEED_P, &base);
 	if (self->write) {
 		/* no FOLL_FORCE: a read-only mapping is not written */
 		pvm_fill(self->local, len, SEED_L);
 		ASSERT_EQ(-EFAULT, pvm_res(pvm_rw1(true, self->t2.pid,
-						   self->local,
-						   (unsigned long)m, len)));
+						   self->local, base, len)));
 	} else {
 		xfer_ok(_metadata, false, self->t2.pid, &self->t2,
-			self->local, (unsigned long)m, len, SEED_P, 0);
+			self->local, base, len, SEED_P, 0);
 	}
 	ASSERT_EQ(len, pread(self->fd, buf, len, 0));
 	ASSERT_EQ(-1, pvm_check(buf, len, SEED_P));
-	munmap(m, len);
 	free(buf);
 }
 
@@ -982,67 +1205,69 @@ TEST_F(pvm, remote_prot_none)
 TEST_F(pvm, thp)
 {
 	size_t thp = pvm_thp_size();
-	uint8_t *m;
 	unsigned long base;
+	const char *skip;
 
-	if (!thp)
-		SKIP(return, "no transparent huge pages (hpage_pmd_size)");
-	m = pvm_map_aligned(2 * thp, thp, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS);
-	base = (unsigned long)m;
-	ASSERT_TRUE(m != NULL);
-	if (madvise(m, 2 * thp, MADV_HUGEPAGE))
-		SKIP(return, "MADV_HUGEPAGE: %s", strerror(errno));
-	/* the target faults the range in, as huge pages if it can */
-	ASSERT_EQ(0, pvm_target_start(&self->t2, pvm_cmd_fill, base,
-				      2 * thp, SEED_R));
+	skip = map_kind(_metadata, self, THP, 2 * thp, SEED_R, &base);
+	if (skip)
+		SKIP(return, "%s", skip);
 	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
 		base + thp - LOCAL_SZ / 2 - 1, LOCAL_SZ - 2, SEED_R,
 		thp - LOCAL_SZ / 2 - 1);
 	remote_is(_metadata, &self->t2, base, 4096, SEED_R, 0);
-	munmap(m, 2 * thp);
-}
-
-static long hugepages_free(void)
-{
-	char line[128];
-	long val = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "HugePages_Free: %ld", &val) == 1)
-			break;
-	fclose(f);
-	return val;
 }
 
 TEST_F(pvm, hugetlb)
 {
-	const char *nr = "/proc/sys/vm/nr_hugepages";
-	long free_pages = hugepages_free(), total = pvm_read_long(nr);
 	size_t huge = pvm_hugetlb_size();
 	unsigned long base;
+	const char *skip;
 
-	if (!huge)
-		SKIP(return, "no hugetlb pages (no Hugepagesize in meminfo)");
-	if (free_pages < 2 && total >= 0 &&
-	    !pvm_write_long(nr, total + 2 - free_pages))
-		self->saved_nr_hugepages = total;
-	if (hugepages_free() < 2)
-		SKIP(return, "cannot reserve 2 huge pages");
-	base = pvm_target_call(&self->t, pvm_cmd_mmap, 2 * huge,
-			       PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_HUGETLB);
-	if (!base)
-		SKIP(return, "MAP_HUGETLB of default huge pages failed");
-	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill, base, 2 * huge,
-				     SEED_R));
-	xfer_ok(_metadata, self->write, self->t.pid, &self->t, self->local,
+	skip = map_kind(_metadata, self, HUGETLB, 2 * huge, SEED_R,
+			&base);
+	if (skip)
+		SKIP(return, "%s", skip);
+	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
 		base + huge - 100, LOCAL_SZ - 1, SEED_R, huge - 100);
-	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_munmap, base,
+	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_munmap, base,
 				     2 * huge, 0));
+}
+
+/*
+ * Every iovec shape on every kind of memory (kinds that cannot be had
+ * here are logged and left out), each call checked against the model.
+ */
+TEST_F(pvm, shapes)
+{
+	struct iovec lv[12], rv[12];
+	unsigned long base;
+	const char *skip;
+	size_t i, k;
+
+	for (k = 0; k < NR_KINDS; k++) {
+		skip = kinds[k].map(_metadata, self, REGION_SZ, SEED_R, &base);
+		if (skip) {
+			TH_LOG("kind %s left out: %s", kinds[k].name, skip);
+			unmap_kind(self);
+			continue;
+		}
+		self->rt = &self->t2;
+		self->rbase = (uint8_t *)base;
+		for (i = 0; i < ARRAY_SIZE(shapes); i++) {
+			const struct shape *s = &shapes[i];
+			int nl = layout(lv, self->local, s->lstart, s->lgap,
+					s->l);
+			int nr = layout(rv, self->rbase, s->rstart, s->rgap,
+					s->r);
+			size_t sl = pvm_iov_sum(lv, nl);
+			size_t sr = pvm_iov_sum(rv, nr);
+
+			TH_LOG("kind %s, shape %s", kinds[k].name, s->name);
+			run_call(_metadata, self, lv, nl, rv, nr,
+				 sl < sr ? sl : sr);
+		}
+		unmap_kind(self);
+	}
 }
 
 static int sys_memfd_secret(unsigned int flags)
