@@ -94,6 +94,7 @@ $(B)/debug/obj/.config: $(B)/ours/obj/.config kernel/configs/pvm-debug.config
 	mkdir -p $(B)/debug/obj && ln -sfn ../ours/src $(B)/debug/src
 	cp $(B)/ours/obj/.config $@
 	$(B)/ours/src/scripts/kconfig/merge_config.sh -m -O $(B)/debug/obj $@ \
+		$(B)/ours/src/kernel/configs/debug.config \
 		kernel/configs/pvm-debug.config > /dev/null
 	$(call KMAKE,$(B)/debug) olddefconfig
 	scripts/pvm/check-config $@ kernel/configs/pvm-debug.config || { rm $@; exit 1; }
