@@ -14,6 +14,10 @@
  *   uring-op-vec        one SQE per target, one iovec per buffer
  *   uring-op-async      uring-op with IOSQE_ASYNC: the copies run in io-wq
  *   uring-op-vec-async  uring-op-vec with IOSQE_ASYNC
+ *   uring-nop-readv     one IORING_OP_NOP per buffer, one submit per batch,
+ *                       then one process_vm_readv() per buffer: the ring's
+ *                       own round trip on top of the syscall, the floor any
+ *                       io_uring opcode starts from
  *   uring-procmem       one IORING_OP_READ of /proc/PID/mem per buffer, at
  *                       the remote address (always completes in io-wq)
  *
@@ -266,6 +270,30 @@ static int batch_uring(const struct method *m, const struct cfg *c,
 	return reap(cnt, note);
 }
 
+/* The ring's round trip for N requests that do nothing, then the copies. */
+static int batch_nop_readv(const struct method *m, const struct cfg *c,
+			   struct iovec *liov, char *note)
+{
+	unsigned int j;
+	int ret;
+
+	for (j = 0; j < c->n; j++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+		io_uring_prep_nop(sqe);
+		sqe->user_data = 0;	/* the expected result */
+	}
+	ret = io_uring_submit_and_wait(&ring, c->n);
+	if (ret != (int)c->n) {
+		snprintf(note, 160, "io_uring_submit: %d (%s)", ret,
+			 ret < 0 ? strerror(-ret) : "short");
+		return -1;
+	}
+	if (reap(c->n, note))
+		return -1;
+	return batch_readv(m, c, liov, note);
+}
+
 static const struct method methods[] = {
 	{ "readv", batch_readv },
 	{ "readv-vec", batch_readv, .vec = true },
@@ -275,12 +303,13 @@ static const struct method methods[] = {
 	  .sqe_flags = IOSQE_ASYNC },
 	{ "uring-op-vec-async", batch_uring, true, true, .vec = true,
 	  .sqe_flags = IOSQE_ASYNC },
+	{ "uring-nop-readv", batch_nop_readv, true },
 	{ "uring-procmem", batch_uring, true, .procmem = true },
 };
 
 static const char *const perbuf_methods[] = {
 	"readv", "readv-vec", "uring-op", "uring-op-vec", "uring-op-async",
-	"uring-procmem",
+	"uring-nop-readv", "uring-procmem",
 };
 
 static const char *const peer_methods[] = {
