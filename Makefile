@@ -22,13 +22,20 @@ MUTANTS  ?=
 # this repository's tool, not part of the kernel series; Documentation/man
 # is the man-pages project's page and its patch, not kernel files either.
 OVERLAY_DIRS := Documentation include io_uring kernel mm tools
-OVERLAY      := $(filter-out tools/testing/vm-run Documentation/man/%, \
+# tools/lib/pvm_handle is a user-space library built from here, not
+# part of the series either.
+OVERLAY      := $(filter-out tools/testing/vm-run Documentation/man/% \
+		tools/lib/pvm_handle/%, \
 		$(wildcard $(shell git ls-files -- $(OVERLAY_DIRS))))
 PATCHES      := patches/series $(wildcard patches/*.patch)
 
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export CCACHE_BASEDIR := $(B)
 KMAKE = $(MAKE) -s -C $(1)/src O=$(1)/obj CC="ccache gcc" -j$(JOBS)
+# libpvm_handle; its test needs kselftest_harness.h from the base.
+PVMH  = $(MAKE) -s -C tools/lib/pvm_handle OUTPUT=$(B)/pvm_handle/ \
+	TESTDIR=$(B)/selftests/pvm_handle/ BINDIR=$(B)/tools/ \
+	KSFT_DIR=$(PRISTINE)/tools/testing/selftests
 
 # ours: base + overlay + patches; stock: base only (the reference);
 # debug: ours with KASAN, lockdep and DEBUG_VM.
@@ -36,7 +43,7 @@ BZ_ours  := $(B)/ours/obj/arch/x86/boot/bzImage
 BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
-.PHONY: help deps tree kernel stock debug kernels headers selftests tools run check \
+.PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
 	stress mutate bench patches docs clean distclean FORCE
 
 help:
@@ -51,7 +58,9 @@ help:
 	@echo '  make docs       man page patch, groff/man warnings, process_vm.rst via Sphinx,'
 	@echo '                 kernel-doc; rendered page in out/docs/process_vm_readv.2.txt'
 	@echo '  make kernel | stock | debug   build one kernel (build/<name>/obj)'
-	@echo '  make selftests  build tools/testing/selftests/process_vm'
+	@echo '  make selftests  build tools/testing/selftests/process_vm and the pvm_handle test'
+	@echo '  make pvm_handle libpvm_handle (tools/lib/pvm_handle), its test and demo;'
+	@echo '                 no kernel needed: build/selftests/pvm_handle/pvm_handle_test'
 	@echo '  make deps       install the Debian packages the build needs (root)'
 	@echo '  make clean      remove kernel objects, keep the unpacked base and ccache'
 	@echo '  make distclean  remove build/ and out/'
@@ -121,9 +130,15 @@ selftests: headers
 		$(ST)/mm/memfd_secret.c -lcap
 	$(MAKE) -s -C $(ST)/x86 OUTPUT=$(B)/selftests/x86 \
 		$(B)/selftests/x86/test_vsyscall_64
+	$(PVMH) tests
+
+# The memory-handle library, its test and demo, from this repository.
+pvm_handle: $(B)/pristine.stamp
+	$(PVMH) all tests demo
 
 tools: tree
 	$(MAKE) -s -C $(B)/ours/src/tools/process_vm OUTPUT=$(B)/tools
+	$(PVMH) all demo
 
 run: kernel tools
 	$(VM) --kernel ours -- scripts/pvm/demo $(B)/tools

@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libpvm_handle: memory handles over Cross Memory Attach.  README.rst next
+ * to this file gives the handle format byte by byte and what is
+ * guaranteed with and without PROCESS_VM_PIDFD.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pvm_handle.h"
+
+/* include/uapi/linux/process_vm.h; system headers do not have it yet */
+#ifndef PROCESS_VM_PIDFD
+#define PROCESS_VM_PIDFD	1UL
+#endif
+#ifndef PID_FS_MAGIC
+#define PID_FS_MAGIC		0x50494446
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open		434
+#endif
+#ifndef __NR_pidfd_send_signal
+#define __NR_pidfd_send_signal	424
+#endif
+#ifndef PR_SET_PTRACER
+#define PR_SET_PTRACER		0x59616d61
+#endif
+#ifndef PR_SET_PTRACER_ANY
+#define PR_SET_PTRACER_ANY	((unsigned long)-1)
+#endif
+
+/* The handle, version 1: offsets of the little-endian fields. */
+enum {
+	PVMH_MAGIC = 0,		/* "PVMH" */
+	PVMH_VERSION = 4,	/* u8 */
+	PVMH_ACCESS = 5,	/* u8, PVM_HANDLE_READ | PVM_HANDLE_WRITE */
+	PVMH_ID = 6,		/* u8, PVMH_ID_* */
+	PVMH_RESERVED = 7,	/* u8, 0 */
+	PVMH_PID = 8,		/* u32 */
+	PVMH_CRC = 12,		/* u32, CRC-32 of all 64 bytes with this one 0 */
+	PVMH_INO = 16,		/* u64, pidfs inode number of the producer */
+	PVMH_START = 24,	/* u64, start time, clock ticks after boot */
+	PVMH_ADDR = 32,		/* u64 */
+	PVMH_LEN = 40,		/* u64 */
+	PVMH_SLOT = 48,		/* u64, address of the revocation word */
+	PVMH_COOKIE = 56,	/* u64, the word's value while exported */
+};
+
+#define PVMH_ID_INO	0x1
+#define PVMH_ID_START	0x2
+
+static const unsigned char pvmh_magic[4] = { 'P', 'V', 'M', 'H' };
+
+struct pvmh_fields {
+	uint32_t pid;
+	uint8_t access;
+	uint8_t id;
+	uint64_t ino;
+	uint64_t start;
+	uint64_t addr;
+	uint64_t len;
+	uint64_t slot;
+	uint64_t cookie;
+};
+
+struct pvm_handle {
+	struct pvmh_fields f;
+	int pidfd;		/* -1 on kernels without pidfd_open() */
+	enum pvm_handle_via via;
+};
+
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		p[i] = v >> (8 * i);
+}
+
+static uint64_t get_le(const unsigned char *p, int bytes)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = bytes - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* CRC-32 (the IEEE 802.3 one of zlib) of a handle, its CRC field as 0 */
+static uint32_t pvmh_crc(const unsigned char *handle)
+{
+	unsigned char b[PVM_HANDLE_SIZE];
+	uint32_t crc = ~0u;
+	int i, k;
+
+	memcpy(b, handle, sizeof(b));
+	put_le(b + PVMH_CRC, 0, 4);
+	for (i = 0; i < PVM_HANDLE_SIZE; i++) {
+		crc ^= b[i];
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+	}
+	return ~crc;
+}
+
+static void pvmh_encode(const struct pvmh_fields *f, unsigned char *b)
+{
+	memset(b, 0, PVM_HANDLE_SIZE);
+	memcpy(b + PVMH_MAGIC, pvmh_magic, sizeof(pvmh_magic));
+	b[PVMH_VERSION] = PVM_HANDLE_VERSION;
+	b[PVMH_ACCESS] = f->access;
+	b[PVMH_ID] = f->id;
+	put_le(b + PVMH_PID, f->pid, 4);
+	put_le(b + PVMH_INO, f->ino, 8);
+	put_le(b + PVMH_START, f->start, 8);
+	put_le(b + PVMH_ADDR, f->addr, 8);
+	put_le(b + PVMH_LEN, f->len, 8);
+	put_le(b + PVMH_SLOT, f->slot, 8);
+	put_le(b + PVMH_COOKIE, f->cookie, 8);
+	put_le(b + PVMH_CRC, pvmh_crc(b), 4);
+}
+
+/* The fields must describe something a producer could have exported. */
+static int pvmh_check_fields(const struct pvmh_fields *f, uint8_t reserved)
+{
+	if (reserved || !f->access || f->access & ~PVM_HANDLE_RDWR)
+		return -EBADMSG;
+	if (!f->id || f->id & ~(PVMH_ID_INO | PVMH_ID_START))
+		return -EBADMSG;
+	if (!f->pid || f->pid > INT_MAX || !f->cookie)
+		return -EBADMSG;
+	if (!f->len || f->addr > UINT64_MAX - f->len)
+		return -EBADMSG;
+	if (!f->slot || f->slot % sizeof(uint64_t))
+		return -EBADMSG;
+	/* A 64-bit producer's range seen from a 32-bit consumer */
+	if (f->addr + f->len - 1 > UINTPTR_MAX || f->slot > UINTPTR_MAX - 7)
+		return -EOVERFLOW;
+	return 0;
+}
+
+static int pvmh_decode(const unsigned char *b, size_t size,
+		       struct pvmh_fields *f)
+{
+	if (size <= PVMH_VERSION ||
+	    memcmp(b + PVMH_MAGIC, pvmh_magic, sizeof(pvmh_magic)))
+		return -EBADMSG;
+	/* A later version may differ in anything past the version byte. */
+	if (b[PVMH_VERSION] != PVM_HANDLE_VERSION)
+		return -EPROTONOSUPPORT;
+	if (size != PVM_HANDLE_SIZE || get_le(b + PVMH_CRC, 4) != pvmh_crc(b))
+		return -EBADMSG;
+	f->access = b[PVMH_ACCESS];
+	f->id = b[PVMH_ID];
+	f->pid = get_le(b + PVMH_PID, 4);
+	f->ino = get_le(b + PVMH_INO, 8);
+	f->start = get_le(b + PVMH_START, 8);
+	f->addr = get_le(b + PVMH_ADDR, 8);
+	f->len = get_le(b + PVMH_LEN, 8);
+	f->slot = get_le(b + PVMH_SLOT, 8);
+	f->cookie = get_le(b + PVMH_COOKIE, 8);
+	return pvmh_check_fields(f, b[PVMH_RESERVED]);
+}
+
+static int sys_pidfd_open(pid_t pid)
+{
+	return syscall(__NR_pidfd_open, pid, 0);
+}
+
+/* The pidfs inode number of @pidfd; 0 before 6.9, when it has none. */
+static uint64_t pidfd_ino(int pidfd)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (fstatfs(pidfd, &sfs) || sfs.f_type != PID_FS_MAGIC ||
+	    fstat(pidfd, &st))
+		return 0;
+	return st.st_ino;
+}
+
+/* Field 22 of /proc/@pid/stat, the start time; 0 if it cannot be read. */
+static uint64_t proc_start_time(pid_t pid)
+{
+	char path[32], buf[1024], *p;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The name (field 2) may hold spaces and ')': count from its end. */
+	p = strrchr(buf, ')');
+	for (i = 3; p && i <= 22; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return p ? strtoull(p, NULL, 10) : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Producer: the revocation table                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every export owns one 64-bit word of this table, which holds the
+ * export's random cookie while it is exported and 0 once it is revoked;
+ * consumers read the word through CMA around their copies.  The pages are
+ * never unmapped and never move, so a word's address stays valid for as
+ * long as the program runs; a freed word is reused with a new cookie.
+ */
+#define PVMH_CHUNK_WORDS	512
+
+static pthread_mutex_t pvmh_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t **pvmh_chunks;
+static size_t pvmh_nr_chunks;
+
+static uint64_t *pvmh_free_word(void)
+{
+	uint64_t **chunks, *chunk;
+	size_t c, i;
+
+	for (c = 0; c < pvmh_nr_chunks; c++)
+		for (i = 0; i < PVMH_CHUNK_WORDS; i++)
+			if (!pvmh_chunks[c][i])
+				return &pvmh_chunks[c][i];
+	chunks = realloc(pvmh_chunks, (c + 1) * sizeof(*chunks));
+	if (!chunks)
+		return NULL;
+	pvmh_chunks = chunks;
+	chunk = mmap(NULL, PVMH_CHUNK_WORDS * sizeof(uint64_t),
+		     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (chunk == MAP_FAILED)
+		return NULL;
+	pvmh_chunks[pvmh_nr_chunks++] = chunk;
+	return chunk;
+}
+
+/* The table's word at @addr, or NULL if @addr is not one of its words */
+static uint64_t *pvmh_word_at(uint64_t addr)
+{
+	uintptr_t base;
+	size_t c;
+
+	for (c = 0; c < pvmh_nr_chunks; c++) {
+		base = (uintptr_t)pvmh_chunks[c];
+		if (addr >= base &&
+		    addr < base + PVMH_CHUNK_WORDS * sizeof(uint64_t) &&
+		    (addr - base) % sizeof(uint64_t) == 0)
+			return (uint64_t *)(uintptr_t)addr;
+	}
+	return NULL;
+}
+
+/*
+ * Random so that a word's successive cookies differ, and so that memory a
+ * new program image (after execve) happens to have at a word's address
+ * matches no cookie; not secret, a handle is not a capability.
+ */
+static uint64_t pvmh_cookie(void)
+{
+	static uint64_t counter;
+	struct timespec ts;
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v)) {
+		/* Early boot: splitmix64 of the time and a counter */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		v = ts.tv_sec * 1000000000ull + ts.tv_nsec + ++counter;
+		v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+		v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+		v ^= v >> 31;
+	}
+	return v ? v : 1;
+}
+
+/* Who this process is; cached per pid, so a forked child finds its own. */
+static int pvmh_self(struct pvmh_fields *f)
+{
+	static struct pvmh_fields self;
+	pid_t pid = getpid();
+	int pidfd;
+
+	if (self.pid != (uint32_t)pid) {
+		self.id = 0;
+		self.ino = 0;
+		pidfd = sys_pidfd_open(pid);
+		if (pidfd >= 0) {
+			self.ino = pidfd_ino(pidfd);
+			close(pidfd);
+		}
+		self.start = proc_start_time(pid);
+		self.id = (self.ino ? PVMH_ID_INO : 0) |
+			  (self.start ? PVMH_ID_START : 0);
+		if (!self.id)
+			return -EOPNOTSUPP;
+		self.pid = pid;
+	}
+	f->pid = self.pid;
+	f->id = self.id;
+	f->ino = self.ino;
+	f->start = self.start;
+	return 0;
+}
+
+int pvm_handle_export(const void *addr, size_t len, unsigned int access,
+		      unsigned char handle[PVM_HANDLE_SIZE])
+{
+	struct pvmh_fields f = { 0 };
+	uint64_t *word;
+	int err;
+
+	if (!addr || !len || !handle ||
+	    (uintptr_t)addr + (len - 1) < (uintptr_t)addr)
+		return -EINVAL;
+	if (!access || access & ~PVM_HANDLE_RDWR)
+		return -EINVAL;
+	f.addr = (uintptr_t)addr;
+	f.len = len;
+	f.access = access;
+
+	pthread_mutex_lock(&pvmh_lock);
+	err = pvmh_self(&f);
+	if (err)
+		goto out;
+	word = pvmh_free_word();
+	if (!word) {
+		err = -ENOMEM;
+		goto out;
+	}
+	f.slot = (uintptr_t)word;
+	f.cookie = pvmh_cookie();
+	__atomic_store_n(word, f.cookie, __ATOMIC_SEQ_CST);
+	pvmh_encode(&f, handle);
+out:
+	pthread_mutex_unlock(&pvmh_lock);
+	return err;
+}
+
+int pvm_handle_revoke(const void *handle, size_t size)
+{
+	struct pvmh_fields f;
+	uint64_t *word;
+	int err;
+
+	if (!handle)
+		return -EINVAL;
+	err = pvmh_decode(handle, size, &f);
+	if (err)
+		return err;
+
+	pthread_mutex_lock(&pvmh_lock);
+	/* Never write through an address from a handle we did not make */
+	word = f.pid == (uint32_t)getpid() ? pvmh_word_at(f.slot) : NULL;
+	if (!word)
+		err = -EINVAL;
+	else if (__atomic_load_n(word, __ATOMIC_RELAXED) != f.cookie)
+		err = -EKEYREVOKED;
+	else
+		__atomic_store_n(word, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&pvmh_lock);
+	return err;
+}
+
+/* kernel.yama.ptrace_scope, or -1 without Yama */
+static int yama_scope(void)
+{
+	char buf[16] = "";
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : -1;
+}
+
+int pvm_handle_allow(pid_t consumer)
+{
+	unsigned long tracer = consumer ? (unsigned long)consumer :
+					  PR_SET_PTRACER_ANY;
+	int scope;
+
+	if (consumer < 0)
+		return -EINVAL;
+	scope = yama_scope();
+	/* Yama absent or scope 0: only the kernel's usual checks apply */
+	if (scope <= 0)
+		return 0;
+	/* Scope 2 takes CAP_SYS_PTRACE, scope 3 allows nobody */
+	if (scope >= 2)
+		return -EPERM;
+	return prctl(PR_SET_PTRACER, tracer, 0, 0, 0) ? -errno : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Consumer                                                            */
+/* ------------------------------------------------------------------ */
+
+static pthread_once_t pvmh_probe_once = PTHREAD_ONCE_INIT;
+static int pvmh_has_pidfd;
+
+/*
+ * Zero-length copies return 0 before the target is looked up, but flags
+ * are checked first: kernels without PROCESS_VM_PIDFD fail with EINVAL.
+ */
+static void pvmh_probe(void)
+{
+	pvmh_has_pidfd = process_vm_readv(-1, NULL, 0, NULL, 0,
+					  PROCESS_VM_PIDFD) == 0;
+}
+
+int pvm_handle_kernel_has_pidfd(void)
+{
+	pthread_once(&pvmh_probe_once, pvmh_probe);
+	return pvmh_has_pidfd;
+}
+
+/*
+ * Is the producer still the process the handle was opened on?  0: yes,
+ * alive or a zombie (so its pid is not free and nobody else has it);
+ * -ESRCH: it has been reaped and its pid is free; -ESTALE: its pid now
+ * names another process.  A task, once reaped, never comes back: if it is
+ * there now, it was there during every earlier copy by pid.
+ */
+static int pvmh_same(const struct pvm_handle *h)
+{
+	if (h->pidfd >= 0) {
+		if (!syscall(__NR_pidfd_send_signal, h->pidfd, 0, NULL, 0) ||
+		    errno == EPERM)
+			return 0;
+	} else if (proc_start_time(h->f.pid) == h->f.start) {
+		return 0;
+	}
+	if (!kill(h->f.pid, 0) || errno == EPERM)
+		return -ESTALE;
+	return -ESRCH;
+}
+
+/*
+ * What an access that ended in @err reports.  By pid, a copy may have
+ * reached another process if the producer's pid was recycled meanwhile:
+ * whether the producer is still there decides first.  By pidfd, only
+ * ESRCH needs telling apart: a free pid from a recycled one.
+ */
+static int pvmh_settle(const struct pvm_handle *h, int err)
+{
+	int same;
+
+	if (h->via == PVM_HANDLE_VIA_PIDFD && err != -ESRCH)
+		return err;
+	same = pvmh_same(h);
+	return same ? same : err;
+}
+
+/* The bytes copied, or -errno */
+static ssize_t pvmh_copy(const struct pvm_handle *h, const struct iovec *local,
+			 int nr_local, const struct iovec *remote, bool write)
+{
+	bool by_fd = h->via == PVM_HANDLE_VIA_PIDFD;
+	pid_t target = by_fd ? h->pidfd : (pid_t)h->f.pid;
+	unsigned long flags = by_fd ? PROCESS_VM_PIDFD : 0;
+	ssize_t ret;
+
+	if (write)
+		ret = process_vm_writev(target, local, nr_local, remote, 1, flags);
+	else
+		ret = process_vm_readv(target, local, nr_local, remote, 1, flags);
+	return ret < 0 ? -errno : ret;
+}
+
+/*
+ * 0 while the export is live, -EKEYREVOKED once revoked, else why its word
+ * could not be read.  The table is never unmapped while the producer runs
+ * the program that exported: a fault means it has exec'd another one,
+ * which revokes everything.
+ */
+static int pvmh_live(const struct pvm_handle *h)
+{
+	uint64_t word = 0;
+	struct iovec local = { .iov_base = &word, .iov_len = sizeof(word) };
+	struct iovec remote = {
+		.iov_base = (void *)(uintptr_t)h->f.slot,
+		.iov_len = sizeof(word),
+	};
+	ssize_t ret = pvmh_copy(h, &local, 1, &remote, false);
+
+	if (ret == sizeof(word))
+		return word == h->f.cookie ? 0 : -EKEYREVOKED;
+	return ret >= 0 || ret == -EFAULT ? -EKEYREVOKED : ret;
+}
+
+/* Open the producer by pid and make sure it is the one that exported. */
+static int pvmh_attach(struct pvm_handle *h, unsigned int flags)
+{
+	bool verified = false;
+	uint64_t v;
+	int same;
+
+	h->pidfd = sys_pidfd_open(h->f.pid);
+	if (h->pidfd < 0) {
+		switch (errno) {
+		case ESRCH:
+			return -ESRCH;
+		case EINVAL:	/* a thread of some other process now */
+			return -ESTALE;
+		case EMFILE:
+		case ENFILE:
+		case ENOMEM:
+			return -errno;
+		}
+		/* No pidfd_open() (before 5.3): start times only */
+	}
+	if (h->pidfd >= 0 && h->f.id & PVMH_ID_INO) {
+		v = pidfd_ino(h->pidfd);
+		if (v && v != h->f.ino)
+			return -ESTALE;
+		verified |= !!v;
+	}
+	if (h->f.id & PVMH_ID_START) {
+		v = proc_start_time(h->f.pid);
+		if (v && v != h->f.start)
+			return -ESTALE;
+		verified |= !!v;
+	}
+	/* Nothing to compare with: gone, or no pidfs and no /proc here */
+	if (!verified)
+		return !kill(h->f.pid, 0) || errno == EPERM ? -EOPNOTSUPP : -ESRCH;
+	/* What /proc showed was the pidfd's process if that one is still there */
+	same = pvmh_same(h);
+	if (same)
+		return same;
+	h->via = PVM_HANDLE_VIA_PID;
+	if (h->pidfd >= 0 && !(flags & PVM_HANDLE_OPEN_PID) &&
+	    pvm_handle_kernel_has_pidfd())
+		h->via = PVM_HANDLE_VIA_PIDFD;
+	return 0;
+}
+
+int pvm_handle_open(const void *handle, size_t size, unsigned int flags,
+		    struct pvm_handle **hp)
+{
+	struct pvm_handle *h;
+	int err;
+
+	if (!hp)
+		return -EINVAL;
+	*hp = NULL;
+	if (!handle || flags & ~PVM_HANDLE_OPEN_PID)
+		return -EINVAL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->pidfd = -1;
+	err = pvmh_decode(handle, size, &h->f);
+	if (err)
+		goto out_free;
+	err = pvmh_attach(h, flags);
+	if (err)
+		goto out_close;
+	err = pvmh_settle(h, pvmh_live(h));
+	if (err)
+		goto out_close;
+	*hp = h;
+	return 0;
+
+out_close:
+	if (h->pidfd >= 0)
+		close(h->pidfd);
+out_free:
+	free(h);
+	return err;
+}
+
+void pvm_handle_close(struct pvm_handle *h)
+{
+	if (!h)
+		return;
+	if (h->pidfd >= 0)
+		close(h->pidfd);
+	free(h);
+}
+
+/* Check a transfer against the handle; its byte count in @total. */
+static int pvmh_check_io(const struct pvm_handle *h, const struct iovec *iov,
+			 int iovcnt, uint64_t offset, bool write, size_t *total)
+{
+	size_t sum = 0;
+	int i;
+
+	if (!h || iovcnt < 0 || iovcnt > IOV_MAX || (iovcnt && !iov))
+		return -EINVAL;
+	if (!(h->f.access & (write ? PVM_HANDLE_WRITE : PVM_HANDLE_READ)))
+		return -EACCES;
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > PVM_HANDLE_MAX_IO - sum)
+			return -EINVAL;
+		sum += iov[i].iov_len;
+	}
+	if (offset > h->f.len || sum > h->f.len - offset)
+		return -ERANGE;
+	*total = sum;
+	return 0;
+}
+
+/*
+ * One transfer, all or nothing.  The export's word is read after the copy
+ * (after a fence, so after the copy's own accesses): a read that returns
+ * data finished before any revocation.  A write also reads it first, so
+ * that it does not start on a revoked export; one already in flight when
+ * the producer revokes may still land (it then reports EKEYREVOKED).
+ */
+static ssize_t pvmh_io(struct pvm_handle *h, const struct iovec *iov,
+		       int iovcnt, uint64_t offset, bool write)
+{
+	struct iovec remote;
+	size_t total;
+	ssize_t ret;
+	int err, live;
+
+	err = pvmh_check_io(h, iov, iovcnt, offset, write, &total);
+	if (err || !total)
+		return err;
+	remote.iov_base = (void *)(uintptr_t)(h->f.addr + offset);
+	remote.iov_len = total;
+
+	err = write ? pvmh_settle(h, pvmh_live(h)) : 0;
+	if (!err) {
+		ret = pvmh_copy(h, iov, iovcnt, &remote, write);
+		err = ret < 0 ? ret : (size_t)ret == total ? 0 : -EFAULT;
+	}
+	if (!err || err == -EFAULT) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		live = pvmh_live(h);
+		/* A revoked range may have been unmapped: say revoked */
+		if (live)
+			err = live;
+	}
+	err = pvmh_settle(h, err);
+	return err ? err : (ssize_t)total;
+}
+
+ssize_t pvm_handle_preadv(struct pvm_handle *h, const struct iovec *iov,
+			  int iovcnt, uint64_t offset)
+{
+	return pvmh_io(h, iov, iovcnt, offset, false);
+}
+
+ssize_t pvm_handle_pwritev(struct pvm_handle *h, const struct iovec *iov,
+			   int iovcnt, uint64_t offset)
+{
+	return pvmh_io(h, iov, iovcnt, offset, true);
+}
+
+ssize_t pvm_handle_pread(struct pvm_handle *h, void *buf, size_t len,
+			 uint64_t offset)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return pvmh_io(h, &iov, 1, offset, false);
+}
+
+ssize_t pvm_handle_pwrite(struct pvm_handle *h, const void *buf, size_t len,
+			  uint64_t offset)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return pvmh_io(h, &iov, 1, offset, true);
+}
+
+uint64_t pvm_handle_length(const struct pvm_handle *h)
+{
+	return h->f.len;
+}
+
+unsigned int pvm_handle_access(const struct pvm_handle *h)
+{
+	return h->f.access;
+}
+
+pid_t pvm_handle_pid(const struct pvm_handle *h)
+{
+	return h->f.pid;
+}
+
+enum pvm_handle_via pvm_handle_via(const struct pvm_handle *h)
+{
+	return h->via;
+}
