@@ -5,9 +5,10 @@
  * and without PROCESS_VM_PIDFD and expects the same result on both; the
  * "pid" variants force the pid path on kernels that have the flag.
  *
- * The pid-reuse cases need root (a new pid namespace, ns_last_pid); the
- * permission cases need root to switch uids, and the Yama one needs
- * kernel.yama.ptrace_scope = 1.  They skip otherwise.
+ * The pid-reuse cases need root (a new pid namespace, clone3() set_tid or
+ * ns_last_pid); the permission cases need root to switch uids, and the
+ * Yama one Yama (it raises ptrace_scope from 0 to 1 for its run).  They
+ * skip otherwise.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,10 +29,14 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/sched.h>
 
 #include "pvm_handle.h"
 #include "kselftest_harness.h"
 
+#ifndef __NR_clone3
+#define __NR_clone3		435
+#endif
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
@@ -224,7 +229,39 @@ static uint8_t *impostor_memory(const unsigned char *h)
 	return buf;
 }
 
-/* Start a producer as @uid (0: stay root); impersonating @h if not NULL */
+static int set_last_pid(pid_t pid)
+{
+	FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = fprintf(f, "%d", pid) < 0;
+	return fclose(f) || err ? -EIO : 0;
+}
+
+/*
+ * fork(), as pid @want of this pid namespace: clone3() with set_tid (5.5,
+ * root in the namespace), else ns_last_pid (CONFIG_CHECKPOINT_RESTORE).
+ */
+static pid_t fork_as(pid_t want)
+{
+	struct clone_args args = {
+		.exit_signal = SIGCHLD,
+		.set_tid = (uintptr_t)&want,
+		.set_tid_size = 1,
+	};
+	pid_t pid = syscall(__NR_clone3, &args, sizeof(args));
+
+	if (pid >= 0 || set_last_pid(want - 1))
+		return pid;
+	return fork();
+}
+
+/*
+ * Start a producer as @uid (0: stay root); if @h is not NULL, an impostor
+ * of the producer of @h, under its pid.
+ */
 static int producer_start(struct producer *p, uid_t uid,
 			  const unsigned char *h)
 {
@@ -234,7 +271,7 @@ static int producer_start(struct producer *p, uid_t uid,
 
 	if (pipe(req) || pipe(rsp))
 		return -errno;
-	p->pid = fork();
+	p->pid = h ? fork_as(get64(h + H_PID) & 0xffffffff) : fork();
 	if (p->pid < 0)
 		return -errno;
 	if (!p->pid) {
@@ -710,9 +747,11 @@ TEST_F(pvmh, many_consumers)
 /* Permissions                                                         */
 /* ------------------------------------------------------------------ */
 
+#define YAMA_SCOPE	"/proc/sys/kernel/yama/ptrace_scope"
+
 static int yama_scope(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	FILE *f = fopen(YAMA_SCOPE, "r");
 	int scope = -1;
 
 	if (f) {
@@ -721,6 +760,17 @@ static int yama_scope(void)
 		fclose(f);
 	}
 	return scope;
+}
+
+static int set_yama_scope(int scope)
+{
+	FILE *f = fopen(YAMA_SCOPE, "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = fprintf(f, "%d", scope) < 0;
+	return fclose(f) || err ? -EIO : 0;
 }
 
 /* A consumer under another uid: the kernel says no, the library EPERM */
@@ -746,7 +796,30 @@ TEST(other_uid)
  * Same uid, but not the producer's ancestor: Yama scope 1 refuses until
  * the producer names the consumer with pvm_handle_allow().
  */
-TEST(yama_allow)
+FIXTURE(yama) {
+	int saved;
+};
+
+FIXTURE_SETUP(yama)
+{
+	self->saved = yama_scope();
+	if (geteuid())
+		SKIP(return, "needs root to switch uids");
+	if (self->saved < 0)
+		SKIP(return, "needs Yama");
+	if (self->saved == 0)
+		ASSERT_EQ(0, set_yama_scope(1));
+	if (self->saved > 1)
+		SKIP(return, "needs Yama ptrace_scope 0 or 1, not %d", self->saved);
+}
+
+FIXTURE_TEARDOWN(yama)
+{
+	if (self->saved == 0)
+		set_yama_scope(0);
+}
+
+TEST_F(yama, allow)
 {
 	struct consumer_arg a = { .uid = UID_PRODUCER };
 	unsigned char hb[PVM_HANDLE_SIZE];
@@ -756,10 +829,6 @@ TEST(yama_allow)
 	struct rsp r;
 	pid_t pid;
 
-	if (geteuid())
-		SKIP(return, "needs root to switch uids");
-	if (yama_scope() != 1)
-		SKIP(return, "needs Yama ptrace_scope 1 (have %d)", yama_scope());
 	ASSERT_EQ(0, producer_start(&p, UID_PRODUCER, NULL));
 	ASSERT_EQ(0, producer_export(&p, 0, BUF_LEN, PVM_HANDLE_RDWR, hb));
 	ASSERT_EQ(0, pipe(fds));
@@ -803,17 +872,6 @@ struct reuse {
 	int impostor_intact;
 };
 
-static int set_last_pid(pid_t pid)
-{
-	FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
-	int err;
-
-	if (!f)
-		return -errno;
-	err = fprintf(f, "%d", pid) < 0;
-	return fclose(f) || err ? -EIO : 0;
-}
-
 /*
  * Inside a new pid namespace, as its init: a producer exports and exits;
  * once reaped, its pid goes to an impostor made to look the same.  Each
@@ -841,7 +899,7 @@ static void reuse_scene(unsigned int flags, struct reuse *r)
 	r->read_free = pvm_handle_pread(h, got, 64, 0);
 	r->open_free = open_and_check(hb, flags, 0, 64);
 
-	if (set_last_pid(p.pid - 1) || producer_start(&q, 0, hb))
+	if (producer_start(&q, 0, hb))
 		return;
 	r->reused = q.pid == p.pid;
 	/* Synchronous: the impostor has its memory once it answers */
@@ -909,7 +967,7 @@ FIXTURE_VARIANT_ADD(reuse, pid) {
 FIXTURE_SETUP(reuse)
 {
 	if (geteuid())
-		SKIP(return, "needs root for a pid namespace and ns_last_pid");
+		SKIP(return, "needs root for a pid namespace and set_tid");
 	ASSERT_EQ(0, reuse_run(variant->flags, &self->r));
 }
 
