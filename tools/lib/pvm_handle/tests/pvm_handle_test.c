@@ -229,14 +229,15 @@ static uint8_t *impostor_memory(const unsigned char *h)
 	return buf;
 }
 
-static int set_last_pid(pid_t pid)
+/* Write @value to a /proc/sys file */
+static int write_int(const char *path, int value)
 {
-	FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+	FILE *f = fopen(path, "w");
 	int err;
 
 	if (!f)
 		return -errno;
-	err = fprintf(f, "%d", pid) < 0;
+	err = fprintf(f, "%d", value) < 0;
 	return fclose(f) || err ? -EIO : 0;
 }
 
@@ -253,7 +254,7 @@ static pid_t fork_as(pid_t want)
 	};
 	pid_t pid = syscall(__NR_clone3, &args, sizeof(args));
 
-	if (pid >= 0 || set_last_pid(want - 1))
+	if (pid >= 0 || write_int("/proc/sys/kernel/ns_last_pid", want - 1))
 		return pid;
 	return fork();
 }
@@ -412,6 +413,7 @@ FIXTURE_VARIANT(pvmh) {
 	unsigned int flags;
 };
 
+/* The library's choice: PROCESS_VM_PIDFD where the kernel has it */
 FIXTURE_VARIANT_ADD(pvmh, pidfd) {
 	.flags = 0,
 };
@@ -762,17 +764,6 @@ static int yama_scope(void)
 	return scope;
 }
 
-static int set_yama_scope(int scope)
-{
-	FILE *f = fopen(YAMA_SCOPE, "w");
-	int err;
-
-	if (!f)
-		return -errno;
-	err = fprintf(f, "%d", scope) < 0;
-	return fclose(f) || err ? -EIO : 0;
-}
-
 /* A consumer under another uid: the kernel says no, the library EPERM */
 TEST(other_uid)
 {
@@ -808,7 +799,7 @@ FIXTURE_SETUP(yama)
 	if (self->saved < 0)
 		SKIP(return, "needs Yama");
 	if (self->saved == 0)
-		ASSERT_EQ(0, set_yama_scope(1));
+		ASSERT_EQ(0, write_int(YAMA_SCOPE, 1));
 	if (self->saved > 1)
 		SKIP(return, "needs Yama ptrace_scope 0 or 1, not %d", self->saved);
 }
@@ -816,7 +807,7 @@ FIXTURE_SETUP(yama)
 FIXTURE_TEARDOWN(yama)
 {
 	if (self->saved == 0)
-		set_yama_scope(0);
+		write_int(YAMA_SCOPE, 0);
 }
 
 TEST_F(yama, allow)
@@ -956,6 +947,7 @@ FIXTURE_VARIANT(reuse) {
 	unsigned int flags;
 };
 
+/* The library's choice: PROCESS_VM_PIDFD where the kernel has it */
 FIXTURE_VARIANT_ADD(reuse, pidfd) {
 	.flags = 0,
 };
