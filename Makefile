@@ -44,7 +44,7 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
-	stress mutate bench patches docs clean distclean FORCE
+	stress mutate bench interop patches docs clean distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
@@ -54,6 +54,8 @@ help:
 	@echo '  make stress     stress + fuzz run in the debug (KASAN/lockdep) kernel'
 	@echo '  make mutate     mutation test of the guest suite (MUTANTS="m01 u02", QUICK=1)'
 	@echo '  make bench      benchmark host / stock VM / ours VM (QUICK=1 for a short run)'
+	@echo '  make interop    Open MPI, MPICH, UCX, libfabric over CMA on host / stock VM /'
+	@echo '                 ours VM, CMA on and off, Yama 0/1, root/nobody: out/interop/'
 	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict'
 	@echo '  make docs       man page patch, groff/man warnings, process_vm.rst via Sphinx,'
 	@echo '                 kernel-doc; rendered page in out/docs/process_vm_readv.2.txt'
@@ -156,6 +158,11 @@ mutate: kernel selftests
 
 bench: kernels tools
 	scripts/pvm/bench $(if $(QUICK),--quick)
+
+# Unchanged MPI stacks over CMA on the host kernel, stock and ours, each
+# run's CMA calls counted (out/interop/summary.md).
+interop: kernels
+	scripts/pvm/interop
 
 patches: tree
 	scripts/pvm/format-patches $(PRISTINE) $(B)/ours/src $(CURDIR)/out/patches
