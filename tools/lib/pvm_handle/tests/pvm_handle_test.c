@@ -1105,7 +1105,8 @@ static const struct forge forgeries[] = {
 	{ "word 0", H_SLOT, 8, 0, -EBADMSG },
 	{ "word unaligned", H_SLOT, 8, 0x1001, -EBADMSG },
 	{ "word unmapped", H_SLOT, 8, 0x1000, -EKEYREVOKED },
-	{ "word kernel", H_SLOT, 8, 0xffffffffff600000ull, -EKEYREVOKED },
+	{ "word kernel", H_SLOT, 8, 0xffffffffff600000ull,
+	  sizeof(void *) == 8 ? -EKEYREVOKED : -EOVERFLOW },
 	{ "cookie 0", H_COOKIE, 8, 0, -EBADMSG },
 	{ "cookie other", H_COOKIE, 8, 42, -EKEYREVOKED },
 };
