@@ -95,7 +95,9 @@ static unsigned long pvm_batch_pages(const struct iovec *riov,
 /*
  * Page pointers kept on the stack.  A call that may need more gets one
  * page worth of pointers from the slab; if that fails, it runs in smaller
- * batches instead of failing.
+ * batches instead of failing.  The stack batch is left uninitialized even
+ * under CONFIG_INIT_STACK_ALL_ZERO: GUP fills every entry it reports, and
+ * no other entry is read.
  */
 #define PVM_STACK_PAGES		16
 #define PVM_HEAP_PAGES		(PAGE_SIZE / sizeof(struct page *))
@@ -324,7 +326,7 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 					   unsigned long riovcnt,
 					   unsigned long nr)
 {
-	struct page *stack_pages[PVM_STACK_PAGES];
+	struct page *stack_pages[PVM_STACK_PAGES] __uninitialized;
 	size_t before = iov_iter_count(c->iter);
 	unsigned long i;
 	int err = 0;
@@ -414,32 +416,46 @@ static void pvm_put_mm(struct pvm_copy *c)
 
 /**
  * pvm_transfer() - Resolve the target and copy.
- * @c: copy state with @iter, @write and @mode filled in.
  * @pid: target pid or pidfd.
  * @flags: PROCESS_VM_* flags.
+ * @iter: the caller's side of the copy.
  * @riov: remote iovecs.
  * @riovcnt: number of remote iovecs.
+ * @write: copy from @iter into the target.
+ * @pinned: set to the number of pages pinned, for the tracepoint.
+ *
+ * The copy state is set up here, not in the syscall body, so that calls
+ * failing before the target is found do not pay for initialising it
+ * (all of it is, with CONFIG_INIT_STACK_ALL_ZERO).
  *
  * Return: bytes copied or a negative errno.
  */
-static ssize_t pvm_transfer(struct pvm_copy *c, pid_t pid, unsigned long flags,
-			    const struct iovec *riov, unsigned long riovcnt)
+static __always_inline ssize_t
+pvm_transfer(pid_t pid, unsigned long flags, struct iov_iter *iter,
+	     const struct iovec *riov, unsigned long riovcnt, bool write,
+	     unsigned long *pinned)
 {
+	struct pvm_copy c = {
+		.iter = iter,
+		.write = write,
+		.mode = flags & PROCESS_VM_NOWAIT ? PVM_NOWAIT : PVM_BLOCK,
+	};
 	struct task_struct *task;
 	unsigned long nr;
 	ssize_t ret;
 
-	nr = pvm_batch_pages(riov, riovcnt, iov_iter_count(c->iter));
+	nr = pvm_batch_pages(riov, riovcnt, iov_iter_count(iter));
 	if (!nr)
 		return 0;
 	task = pvm_get_task(pid, flags);
 	if (IS_ERR(task))
 		return PTR_ERR(task);
-	c->mm = pvm_task_mm(task);
-	if (IS_ERR(c->mm))
-		return PTR_ERR(c->mm);
-	ret = pvm_copy_mm(c, riov, riovcnt, nr);
-	pvm_put_mm(c);
+	c.mm = pvm_task_mm(task);
+	if (IS_ERR(c.mm))
+		return PTR_ERR(c.mm);
+	ret = pvm_copy_mm(&c, riov, riovcnt, nr);
+	pvm_put_mm(&c);
+	*pinned = c.pinned;
 	return ret;
 }
 
@@ -517,11 +533,7 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	struct iovec lstack[UIO_FASTIOV], rstack[UIO_FASTIOV];
 	struct iovec *liov = lstack, *riov;
 	struct iov_iter iter;
-	struct pvm_copy c = {
-		.iter = &iter,
-		.write = write,
-		.mode = flags & PROCESS_VM_NOWAIT ? PVM_NOWAIT : PVM_BLOCK,
-	};
+	unsigned long pinned = 0;
 	size_t requested = 0;
 	ssize_t ret;
 
@@ -540,14 +552,14 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 		ret = PTR_ERR(riov);
 		goto out_local;
 	}
-	ret = pvm_transfer(&c, pid, flags, riov, riovcnt);
+	ret = pvm_transfer(pid, flags, &iter, riov, riovcnt, write, &pinned);
 	if (riov != rstack)
 		kfree(riov);
 out_local:
 	kfree(liov);
 out:
 	trace_process_vm_rw(pid, flags, write, liovcnt, riovcnt, requested,
-			    c.pinned, ret);
+			    pinned, ret);
 	return ret;
 }
 
