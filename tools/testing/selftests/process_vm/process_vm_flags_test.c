@@ -10,9 +10,11 @@
  * Every test except unknown_flags probes for the flags first and is skipped
  * on kernels that reject PROCESS_VM_PIDFD with EINVAL.
  *
- * Not tested: NOWAIT only trylocks the target's mmap lock and fails with
- * EAGAIN when it cannot take it before anything was copied; there is no
- * deterministic way to hold another process's mmap lock from userspace.
+ * Not tested here: NOWAIT only trylocks the target's mmap lock and fails
+ * with EAGAIN when it cannot take it before anything was copied; there is
+ * no deterministic way to hold another process's mmap lock from userspace.
+ * The KUnit case process_vm.nonblock_modes_only_try_the_mmap_lock
+ * (mm/tests/process_vm_kunit.c) holds it from a kthread instead.
  */
 #define _GNU_SOURCE
 #include "process_vm_util.h"
@@ -190,27 +192,15 @@ static long tgt_rw(const struct pvm_target *t, int pidfd, bool write,
 			       flags));
 }
 
-static uint8_t *region;
-static size_t psz;
-
-#define RADDR(off)	((unsigned long)region + (off))
-
+/* tgt_rw() of @len bytes at @local and at @remote */
 static long tgt_rw1(const struct pvm_target *t, int pidfd, bool write,
-		    unsigned long flags, void *local, size_t off, size_t len)
+		    unsigned long flags, void *local, void *remote, size_t len)
 {
 	struct iovec l = { .iov_base = local, .iov_len = len };
-	struct iovec r = { .iov_base = region + off, .iov_len = len };
+	struct iovec r = { .iov_base = remote, .iov_len = len };
 
 	return tgt_rw(t, pidfd, write, flags, &l, 1, &r, 1);
 }
-
-/* On the fixture's main target, self->t / self->pidfd. */
-#define RW(w, flags, l, ln, r, rn) \
-	tgt_rw(&self->t, self->pidfd, w, flags, l, ln, r, rn)
-#define RW1(w, flags, local, off, len) \
-	tgt_rw1(&self->t, self->pidfd, w, flags, local, off, len)
-#define CALL(fn, off, len, arg) \
-	pvm_target_call(&self->t, fn, RADDR(off), len, arg)
 
 static const unsigned long pid_modes[] = {
 	0,
@@ -487,9 +477,35 @@ FIXTURE(pvm)
 {
 	struct pvm_target t, t2;
 	int pidfd, pidfd2;
+	uint8_t *region;
 	uint8_t *buf;
 	size_t len;
+	size_t psz;
 };
+
+/* One call on the fixture's main target, by pid or by self->pidfd */
+static long fx_rw(FIXTURE_DATA(pvm) *self, bool write, unsigned long flags,
+		  const struct iovec *l, unsigned long ln,
+		  const struct iovec *r, unsigned long rn)
+{
+	return tgt_rw(&self->t, self->pidfd, write, flags, l, ln, r, rn);
+}
+
+/* fx_rw() of @len bytes at @local and at offset @off of the region */
+static long fx_rw1(FIXTURE_DATA(pvm) *self, bool write, unsigned long flags,
+		   void *local, size_t off, size_t len)
+{
+	return tgt_rw1(&self->t, self->pidfd, write, flags, local,
+		       self->region + off, len);
+}
+
+/* Run @fn on @len bytes at offset @off of the region in the main target */
+static long fx_call(FIXTURE_DATA(pvm) *self, pvm_fn fn, size_t off,
+		    unsigned long len, unsigned long arg)
+{
+	return pvm_target_call(&self->t, fn,
+			       (unsigned long)self->region + off, len, arg);
+}
 
 FIXTURE_SETUP(pvm)
 {
@@ -501,12 +517,12 @@ FIXTURE_SETUP(pvm)
 	if (!pvm_flags_supported())
 		SKIP(return, "process_vm flags not supported by this kernel");
 
-	psz = PVM_PAGE;
-	self->len = REGION_PAGES * psz;
-	region = pvm_map_anon(self->len);
-	ASSERT_NE(NULL, region);
+	self->psz = PVM_PAGE;
+	self->len = REGION_PAGES * self->psz;
+	self->region = pvm_map_anon(self->len);
+	ASSERT_NE(NULL, self->region);
 	/* A THP would make a whole range resident on the first touch. */
-	madvise(region, self->len, MADV_NOHUGEPAGE);
+	madvise(self->region, self->len, MADV_NOHUGEPAGE);
 	self->buf = pvm_map_anon(self->len);
 	ASSERT_NE(NULL, self->buf);
 }
@@ -526,6 +542,7 @@ FIXTURE_TEARDOWN(pvm)
 /* Read and write a child by pidfd (and by pid), data verified. */
 TEST_F(pvm, pidfd_child_read_write)
 {
+	size_t psz = self->psz;
 	size_t len = self->len, off = psz / 2 + 3, n = psz + 17;
 	unsigned int m;
 
@@ -535,30 +552,33 @@ TEST_F(pvm, pidfd_child_read_write)
 		unsigned long flags = pid_modes[m];
 		uint32_t seed = 0x10 + m;
 
-		ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, len, seed));
+		ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, len, seed));
 		memset(self->buf, 0, len);
-		EXPECT_EQ(len, RW1(false, flags, self->buf, 0, len));
+		EXPECT_EQ(len, fx_rw1(self, false, flags, self->buf, 0, len));
 		EXPECT_EQ(-1, pvm_check(self->buf, len, seed));
 
 		/* An unaligned piece across a page boundary. */
 		memset(self->buf, 0, len);
-		EXPECT_EQ(n, RW1(false, flags, self->buf, off, n));
+		EXPECT_EQ(n, fx_rw1(self, false, flags, self->buf, off, n));
 		EXPECT_EQ(-1, pvm_check_at(self->buf, n, seed, off));
 		EXPECT_EQ(-1, pvm_check_byte(self->buf + n, len - n, 0));
 
 		pvm_fill(self->buf, len, seed + 0x40);
-		EXPECT_EQ(len, RW1(true, flags, self->buf, 0, len));
-		EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, seed + 0x40));
+		EXPECT_EQ(len, fx_rw1(self, true, flags, self->buf, 0, len));
+		EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len,
+				      seed + 0x40));
 
 		pvm_fill(self->buf, n, seed + 0x80);
-		EXPECT_EQ(n, RW1(true, flags, self->buf, off, n));
-		EXPECT_EQ(-1, CALL(pvm_cmd_check, off, n, seed + 0x80));
+		EXPECT_EQ(n, fx_rw1(self, true, flags, self->buf, off, n));
+		EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, off, n,
+				      seed + 0x80));
 	}
 }
 
 /* The pidfd returned by clone3(CLONE_PIDFD). */
 TEST_F(pvm, clone3_pidfd_read_write)
 {
+	size_t psz = self->psz;
 	struct clone_args args = {
 		.flags = CLONE_PIDFD,
 		.pidfd = (uintptr_t)&self->pidfd,
@@ -572,32 +592,36 @@ TEST_F(pvm, clone3_pidfd_read_write)
 	ASSERT_GT(self->t.pid, 0);
 	ASSERT_GE(self->pidfd, 0);
 
-	ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, len, 0x61));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, len, 0x61));
 	memset(self->buf, 0, len);
-	EXPECT_EQ(len, RW1(false, PROCESS_VM_PIDFD, self->buf, 0, len));
+	EXPECT_EQ(len, fx_rw1(self, false, PROCESS_VM_PIDFD, self->buf, 0,
+			      len));
 	EXPECT_EQ(-1, pvm_check(self->buf, len, 0x61));
 
 	pvm_fill(self->buf, len, 0x62);
-	EXPECT_EQ(len, RW1(true, PROCESS_VM_PIDFD, self->buf, 0, len));
-	EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, 0x62));
+	EXPECT_EQ(len, fx_rw1(self, true, PROCESS_VM_PIDFD, self->buf, 0, len));
+	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0x62));
 }
 
 /* An exited child not yet reaped (a zombie) has no mm left: ESRCH. */
 TEST_F(pvm, pidfd_zombie)
 {
+	size_t psz = self->psz;
 	int w;
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
-	ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, psz, 0x71));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, psz, 0x71));
 	/* Closing the command pipe makes it exit. */
 	close(self->t.cmd);
 	self->t.cmd = -1;
 	ASSERT_EQ(0, pvm_wait_zombie(self->t.pid));
 
 	for (w = 0; w < 2; w++) {
-		EXPECT_EQ(-ESRCH, RW1(w, PROCESS_VM_PIDFD, self->buf, 0, psz));
-		EXPECT_EQ(-ESRCH, RW1(w, PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT,
-				      self->buf, 0, psz));
+		EXPECT_EQ(-ESRCH, fx_rw1(self, w, PROCESS_VM_PIDFD, self->buf,
+					 0, psz));
+		EXPECT_EQ(-ESRCH, fx_rw1(self, w,
+					 PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT,
+					 self->buf, 0, psz));
 	}
 	EXPECT_EQ(0, pvm_target_stop(&self->t));
 }
@@ -608,14 +632,17 @@ TEST_F(pvm, pidfd_zombie)
  */
 TEST_F_TIMEOUT(pvm, pidfd_reused_pid, 120)
 {
+	uint8_t *region = self->region;
+	size_t psz = self->psz;
 	size_t len = 2 * psz;
 	const char *why;
 	pid_t oldpid;
 	int w;
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
-	ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, len, 0x0d));
-	EXPECT_EQ(len, RW1(false, PROCESS_VM_PIDFD, self->buf, 0, len));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, len, 0x0d));
+	EXPECT_EQ(len, fx_rw1(self, false, PROCESS_VM_PIDFD, self->buf, 0,
+			      len));
 	EXPECT_EQ(-1, pvm_check(self->buf, len, 0x0d));
 
 	oldpid = self->t.pid;
@@ -623,34 +650,38 @@ TEST_F_TIMEOUT(pvm, pidfd_reused_pid, 120)
 
 	/* Exited and reaped, the number not reused (yet). */
 	for (w = 0; w < 2; w++)
-		EXPECT_EQ(-ESRCH, RW1(w, PROCESS_VM_PIDFD, self->buf, 0, len));
+		EXPECT_EQ(-ESRCH, fx_rw1(self, w, PROCESS_VM_PIDFD, self->buf,
+					 0, len));
 
 	why = target_reuse_pid(&self->t2, &self->pidfd2, oldpid);
 	if (why)
 		SKIP(return, "cannot reuse pid %d: %s", oldpid, why);
 	ASSERT_EQ(oldpid, self->t2.pid);
-	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_fill, RADDR(0), len,
-				     0xe2));
+	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_fill,
+				     (unsigned long)region, len, 0xe2));
 
 	/* The pid number now names the new process... */
 	memset(self->buf, 0, len);
-	EXPECT_EQ(len, tgt_rw1(&self->t2, -1, false, 0, self->buf, 0, len));
+	EXPECT_EQ(len, tgt_rw1(&self->t2, -1, false, 0, self->buf,
+			       region, len));
 	EXPECT_EQ(-1, pvm_check(self->buf, len, 0xe2));
 
 	/* ...the old pidfd still names the dead one, in every mode. */
 	pvm_fill(self->buf, len, 0x99);
 	for (w = 0; w < 2; w++) {
-		EXPECT_EQ(-ESRCH, RW1(w, PROCESS_VM_PIDFD, self->buf, 0, len));
-		EXPECT_EQ(-ESRCH, RW1(w, PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT,
-				      self->buf, 0, len));
+		EXPECT_EQ(-ESRCH, fx_rw1(self, w, PROCESS_VM_PIDFD, self->buf,
+					 0, len));
+		EXPECT_EQ(-ESRCH, fx_rw1(self, w,
+					 PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT,
+					 self->buf, 0, len));
 	}
 	/* The writes did not reach the new process. */
-	EXPECT_EQ(-1, pvm_target_call(&self->t2, pvm_cmd_check, RADDR(0), len,
-				      0xe2));
+	EXPECT_EQ(-1, pvm_target_call(&self->t2, pvm_cmd_check,
+				      (unsigned long)region, len, 0xe2));
 	/* A pidfd of the new process works. */
 	memset(self->buf, 0, len);
 	EXPECT_EQ(len, tgt_rw1(&self->t2, self->pidfd2, false,
-			       PROCESS_VM_PIDFD, self->buf, 0, len));
+			       PROCESS_VM_PIDFD, self->buf, region, len));
 	EXPECT_EQ(-1, pvm_check(self->buf, len, 0xe2));
 }
 
@@ -708,11 +739,12 @@ static int drop_to_nobody(void)
 
 /*
  * Reader child: receives a pidfd over @sk and uses it on the target, whose
- * region holds pattern 0x3c.  With @drop it first becomes nobody and must
+ * @region holds pattern 0x3c.  With @drop it first becomes nobody and must
  * get EPERM, like with the pid form.  Exit code 0: as expected; 10 + n:
  * failed at step n.
  */
-static int scm_reader(int sk, size_t len, bool drop, pid_t target_pid)
+static int scm_reader(int sk, void *region, size_t len, bool drop,
+		      pid_t target_pid)
 {
 	uint8_t *buf = malloc(len);
 	struct iovec l = { .iov_base = buf, .iov_len = len };
@@ -751,7 +783,8 @@ static int scm_reader(int sk, size_t len, bool drop, pid_t target_pid)
 }
 
 /* Pass @pidfd to a forked scm_reader(); returns its exit code. */
-static int run_scm_reader(int pidfd, pid_t target_pid, size_t len, bool drop)
+static int run_scm_reader(int pidfd, pid_t target_pid, void *region,
+			  size_t len, bool drop)
 {
 	int sk[2], status;
 	pid_t pid;
@@ -763,7 +796,7 @@ static int run_scm_reader(int pidfd, pid_t target_pid, size_t len, bool drop)
 		return -1;
 	if (pid == 0) {
 		close(sk[0]);
-		_exit(scm_reader(sk[1], len, drop, target_pid));
+		_exit(scm_reader(sk[1], region, len, drop, target_pid));
 	}
 	close(sk[1]);
 	if (send_fd(sk[0], pidfd))
@@ -779,12 +812,15 @@ static int run_scm_reader(int pidfd, pid_t target_pid, size_t len, bool drop)
 /* A pidfd received over SCM_RIGHTS works like one opened locally. */
 TEST_F(pvm, pidfd_scm_rights)
 {
+	uint8_t *region = self->region;
+	size_t psz = self->psz;
 	size_t len = 2 * psz + 100;
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
-	ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, len, 0x3c));
-	EXPECT_EQ(0, run_scm_reader(self->pidfd, self->t.pid, len, false));
-	EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, 0x3d));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, len, 0x3c));
+	EXPECT_EQ(0, run_scm_reader(self->pidfd, self->t.pid, region, len,
+				    false));
+	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0x3d));
 }
 
 /*
@@ -793,23 +829,29 @@ TEST_F(pvm, pidfd_scm_rights)
  */
 TEST_F(pvm, pidfd_scm_rights_eperm)
 {
+	uint8_t *region = self->region;
+	size_t psz = self->psz;
 	size_t len = psz;
 
 	if (geteuid() != 0)
 		SKIP(return, "needs root to switch to nobody");
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
-	ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, len, 0x3c));
-	EXPECT_EQ(0, run_scm_reader(self->pidfd, self->t.pid, len, true));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, len, 0x3c));
+	EXPECT_EQ(0, run_scm_reader(self->pidfd, self->t.pid, region, len,
+				    true));
 	/* The refused write changed nothing... */
-	EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, 0x3c));
+	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0x3c));
 	/* ...and the opener still has access. */
-	EXPECT_EQ(len, RW1(false, PROCESS_VM_PIDFD, self->buf, 0, len));
+	EXPECT_EQ(len, fx_rw1(self, false, PROCESS_VM_PIDFD, self->buf, 0,
+			      len));
 	EXPECT_EQ(-1, pvm_check(self->buf, len, 0x3c));
 }
 
 /* A pidfd opened by an unprivileged caller: EPERM, as by pid. */
 TEST_F(pvm, pidfd_eperm)
 {
+	uint8_t *region = self->region;
+	size_t psz = self->psz;
 	size_t len = psz;
 	int status;
 	pid_t pid;
@@ -817,7 +859,7 @@ TEST_F(pvm, pidfd_eperm)
 	if (geteuid() != 0)
 		SKIP(return, "needs root to switch to nobody");
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
-	ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, len, 0x3c));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, len, 0x3c));
 
 	pid = fork();
 	ASSERT_GE(pid, 0);
@@ -830,22 +872,22 @@ TEST_F(pvm, pidfd_eperm)
 		pidfd = sys_pidfd_open(self->t.pid, 0);
 		if (pidfd < 0)
 			_exit(11);
-		if (tgt_rw1(&self->t, pidfd, false, 0, self->buf, 0, len) !=
-		    -EPERM)
+		if (tgt_rw1(&self->t, pidfd, false, 0, self->buf,
+			    region, len) != -EPERM)
 			_exit(12);
 		if (tgt_rw1(&self->t, pidfd, false, PROCESS_VM_PIDFD,
-			    self->buf, 0, len) != -EPERM)
+			    self->buf, region, len) != -EPERM)
 			_exit(13);
 		if (tgt_rw1(&self->t, pidfd, true,
 			    PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT,
-			    self->buf, 0, len) != -EPERM)
+			    self->buf, region, len) != -EPERM)
 			_exit(14);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, 0x3c));
+	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0x3c));
 }
 
 /* ---- PROCESS_VM_NOWAIT ------------------------------------------------ */
@@ -860,14 +902,14 @@ TEST_F(pvm, nowait_resident)
 	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		unsigned long flags = nowait_modes[m];
 
-		ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, len, 0x20 + m));
+		ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, len, 0x20 + m));
 		memset(self->buf, 0, len);
-		EXPECT_EQ(len, RW1(false, flags, self->buf, 0, len));
+		EXPECT_EQ(len, fx_rw1(self, false, flags, self->buf, 0, len));
 		EXPECT_EQ(-1, pvm_check(self->buf, len, 0x20 + m));
 
 		pvm_fill(self->buf, len, 0x30 + m);
-		EXPECT_EQ(len, RW1(true, flags, self->buf, 0, len));
-		EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, 0x30 + m));
+		EXPECT_EQ(len, fx_rw1(self, true, flags, self->buf, 0, len));
+		EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0x30 + m));
 	}
 }
 
@@ -877,6 +919,7 @@ TEST_F(pvm, nowait_resident)
  */
 TEST_F(pvm, nowait_untouched)
 {
+	size_t psz = self->psz;
 	size_t len = 2 * psz;
 	unsigned int m;
 	int w;
@@ -885,51 +928,57 @@ TEST_F(pvm, nowait_untouched)
 	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		for (w = 0; w < 2; w++) {
 			memset(self->buf, 0xff, len);
-			EXPECT_EQ(-EFAULT, RW1(w, nowait_modes[m], self->buf,
-					       0, len));
+			EXPECT_EQ(-EFAULT, fx_rw1(self, w, nowait_modes[m],
+						  self->buf, 0, len));
 			/* Still not resident: the same again. */
-			EXPECT_EQ(-EFAULT, RW1(w, nowait_modes[m], self->buf,
-					       psz, 1));
-			EXPECT_EQ(-EFAULT, RW1(w, nowait_modes[m], self->buf,
-					       0, 1));
+			EXPECT_EQ(-EFAULT, fx_rw1(self, w, nowait_modes[m],
+						  self->buf, psz, 1));
+			EXPECT_EQ(-EFAULT, fx_rw1(self, w, nowait_modes[m],
+						  self->buf, 0, 1));
 		}
 	}
 	EXPECT_EQ(-1, pvm_check_byte(self->buf, len, 0xff));
 
 	memset(self->buf, 0xff, len);
-	EXPECT_EQ(len, RW1(false, PROCESS_VM_PIDFD, self->buf, 0, len));
+	EXPECT_EQ(len, fx_rw1(self, false, PROCESS_VM_PIDFD, self->buf, 0,
+			      len));
 	EXPECT_EQ(-1, pvm_check_byte(self->buf, len, 0));
 
 	pvm_fill(self->buf, len, 0x42);
-	EXPECT_EQ(len, RW1(true, 0, self->buf, 0, len));
-	EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, 0x42));
+	EXPECT_EQ(len, fx_rw1(self, true, 0, self->buf, 0, len));
+	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0x42));
 	/* Resident and writable now. */
 	memset(self->buf, 0, len);
-	EXPECT_EQ(len, RW1(false, PROCESS_VM_NOWAIT, self->buf, 0, len));
+	EXPECT_EQ(len, fx_rw1(self, false, PROCESS_VM_NOWAIT, self->buf, 0,
+			      len));
 	EXPECT_EQ(-1, pvm_check(self->buf, len, 0x42));
-	EXPECT_EQ(len, RW1(true, PROCESS_VM_NOWAIT, self->buf, 0, len));
+	EXPECT_EQ(len, fx_rw1(self, true, PROCESS_VM_NOWAIT, self->buf, 0,
+			      len));
 }
 
 /* Pages dropped with MADV_DONTNEED are not resident any more. */
 TEST_F(pvm, nowait_dontneed)
 {
+	size_t psz = self->psz;
 	size_t len = 3 * psz;
 	unsigned int m;
 	int w;
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
-	ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, len, 0x51));
-	EXPECT_EQ(len, RW1(false, PROCESS_VM_NOWAIT, self->buf, 0, len));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, len, 0x51));
+	EXPECT_EQ(len, fx_rw1(self, false, PROCESS_VM_NOWAIT, self->buf, 0,
+			      len));
 	EXPECT_EQ(-1, pvm_check(self->buf, len, 0x51));
 
-	ASSERT_EQ(0, CALL(pvm_cmd_madvise, 0, len, MADV_DONTNEED));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_madvise, 0, len, MADV_DONTNEED));
 	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++)
 		for (w = 0; w < 2; w++)
-			EXPECT_EQ(-EFAULT, RW1(w, nowait_modes[m], self->buf,
-					       0, len));
+			EXPECT_EQ(-EFAULT, fx_rw1(self, w, nowait_modes[m],
+						  self->buf, 0, len));
 
 	memset(self->buf, 0xff, len);
-	EXPECT_EQ(len, RW1(false, PROCESS_VM_PIDFD, self->buf, 0, len));
+	EXPECT_EQ(len, fx_rw1(self, false, PROCESS_VM_PIDFD, self->buf, 0,
+			      len));
 	EXPECT_EQ(-1, pvm_check_byte(self->buf, len, 0));
 }
 
@@ -939,26 +988,28 @@ TEST_F(pvm, nowait_dontneed)
  */
 TEST_F(pvm, nowait_zero_page)
 {
+	size_t psz = self->psz;
 	size_t len = psz;
 	unsigned int m;
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
-	ASSERT_EQ(0, CALL(cmd_touch_read, 0, len, 0));
+	ASSERT_EQ(0, fx_call(self, cmd_touch_read, 0, len, 0));
 
 	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		memset(self->buf, 0xff, len);
-		EXPECT_EQ(len, RW1(false, nowait_modes[m], self->buf, 0, len));
+		EXPECT_EQ(len, fx_rw1(self, false, nowait_modes[m], self->buf,
+				      0, len));
 		EXPECT_EQ(-1, pvm_check_byte(self->buf, len, 0));
 
 		pvm_fill(self->buf, len, 0x66);
-		EXPECT_EQ(-EFAULT, RW1(true, nowait_modes[m], self->buf, 0,
-				       len));
+		EXPECT_EQ(-EFAULT, fx_rw1(self, true, nowait_modes[m],
+					  self->buf, 0, len));
 	}
-	EXPECT_EQ(-1, CALL(cmd_check_zero, 0, len, 0));
+	EXPECT_EQ(-1, fx_call(self, cmd_check_zero, 0, len, 0));
 
 	pvm_fill(self->buf, len, 0x67);
-	EXPECT_EQ(len, RW1(true, PROCESS_VM_PIDFD, self->buf, 0, len));
-	EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, 0x67));
+	EXPECT_EQ(len, fx_rw1(self, true, PROCESS_VM_PIDFD, self->buf, 0, len));
+	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0x67));
 }
 
 /*
@@ -967,94 +1018,131 @@ TEST_F(pvm, nowait_zero_page)
  */
 TEST_F(pvm, nowait_partial_one_iovec)
 {
+	size_t psz = self->psz;
 	size_t off = psz + 100;
 	unsigned int m;
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
 	/* Pages 0 and 1 resident, 2.. not. */
-	ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, 2 * psz, 0x71));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, 2 * psz, 0x71));
 
 	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		unsigned long flags = nowait_modes[m];
 
 		/* From inside page 1 into page 2. */
 		memset(self->buf, 0, 2 * psz);
-		EXPECT_EQ(psz - 100, RW1(false, flags, self->buf, off, psz));
+		EXPECT_EQ(psz - 100, fx_rw1(self, false, flags, self->buf, off,
+					    psz));
 		EXPECT_EQ(-1, pvm_check_at(self->buf, psz - 100, 0x71, off));
 		EXPECT_EQ(-1, pvm_check_byte(self->buf + psz - 100, 100, 0));
 
 		/* Two whole resident pages of four. */
 		memset(self->buf, 0, 4 * psz);
-		EXPECT_EQ(2 * psz, RW1(false, flags, self->buf, 0, 4 * psz));
+		EXPECT_EQ(2 * psz, fx_rw1(self, false, flags, self->buf, 0,
+					  4 * psz));
 		EXPECT_EQ(-1, pvm_check(self->buf, 2 * psz, 0x71));
 		EXPECT_EQ(-1, pvm_check_byte(self->buf + 2 * psz, 2 * psz, 0));
 
 		/* Write from inside page 1 into page 2. */
 		pvm_fill(self->buf, psz, 0x72 + m);
-		EXPECT_EQ(psz - 100, RW1(true, flags, self->buf, off, psz));
-		EXPECT_EQ(-1, CALL(pvm_cmd_check, off, psz - 100, 0x72 + m));
+		EXPECT_EQ(psz - 100, fx_rw1(self, true, flags, self->buf, off,
+					    psz));
+		EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, off, psz - 100,
+				      0x72 + m));
 		/* The bytes before it in page 1 are untouched. */
 		memset(self->buf, 0, 100);
-		EXPECT_EQ(100, RW1(false, 0, self->buf, psz, 100));
+		EXPECT_EQ(100, fx_rw1(self, false, 0, self->buf, psz, 100));
 		EXPECT_EQ(-1, pvm_check_at(self->buf, 100, 0x71, psz));
 
-		ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, 2 * psz, 0x71));
+		ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, 2 * psz, 0x71));
 	}
 	/* Page 2 is still not resident: the write did not fault it in. */
-	EXPECT_EQ(-EFAULT, RW1(false, PROCESS_VM_NOWAIT, self->buf, 2 * psz,
-			       1));
-	EXPECT_EQ(-1, CALL(cmd_check_zero, 2 * psz, psz, 0));
+	EXPECT_EQ(-EFAULT, fx_rw1(self, false, PROCESS_VM_NOWAIT, self->buf,
+				  2 * psz, 1));
+	EXPECT_EQ(-1, fx_call(self, cmd_check_zero, 2 * psz, psz, 0));
 }
 
 /*
  * A non-resident first page of a later remote iovec ends the copy as well,
  * even if more iovecs follow that are resident; nothing copied: EFAULT.
  */
+/* @len bytes at @off in page @page of the region; @len 0: the page */
+struct piece {
+	unsigned int page;
+	size_t off, len;
+};
+
+/*
+ * NOWAIT reads of three pieces of the region, in which pages 0, 2 and 4
+ * are resident and 1 and 3 not: the copy takes the @copied leading pieces
+ * and stops at the first that is not resident.
+ */
+static const struct nowait_read {
+	const char *what;
+	struct piece r[3];
+	unsigned int copied;
+} nowait_reads[] = {
+	{ "[page 0][page 1][page 2]: page 0",
+	  { { 0 }, { 1 }, { 2 } }, 1 },
+	{ "[200 bytes in page 0][page 3][page 4]: 200 bytes",
+	  { { 0, 50, 200 }, { 3 }, { 4 } }, 1 },
+	{ "[page 0][page 2][1 byte of page 3]: two pages",
+	  { { 0 }, { 2 }, { 3, 0, 1 } }, 2 },
+};
+
+/* One of nowait_reads[] with @flags; the region holds pattern 0x81. */
+static void nowait_read(struct __test_metadata *_metadata,
+			FIXTURE_DATA(pvm) *self, unsigned long flags,
+			const struct nowait_read *c)
+{
+	size_t psz = self->psz, total = 0, want = 0, pos = 0;
+	size_t roff[ARRAY_SIZE(c->r)];
+	struct iovec l, r[ARRAY_SIZE(c->r)];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(c->r); i++) {
+		roff[i] = c->r[i].page * psz + c->r[i].off;
+		r[i].iov_base = self->region + roff[i];
+		r[i].iov_len = c->r[i].len ? c->r[i].len : psz;
+		total += r[i].iov_len;
+		if (i < c->copied)
+			want += r[i].iov_len;
+	}
+	l = (struct iovec){ self->buf, total };
+	memset(self->buf, 0, total);
+	EXPECT_EQ(want, fx_rw(self, false, flags, &l, 1, r, ARRAY_SIZE(r)))
+		TH_LOG("%s, flags %#lx", c->what, flags);
+	for (i = 0; i < c->copied; i++) {
+		EXPECT_EQ(-1, pvm_check_at(self->buf + pos, r[i].iov_len,
+					   0x81, roff[i]))
+			TH_LOG("%s: piece %u", c->what, i);
+		pos += r[i].iov_len;
+	}
+	/* nothing beyond */
+	EXPECT_EQ(-1, pvm_check_byte(self->buf + want, total - want, 0))
+		TH_LOG("%s", c->what);
+}
+
 TEST_F(pvm, nowait_partial_iovecs)
 {
+	uint8_t *region = self->region;
+	size_t psz = self->psz;
 	struct iovec l, r[3];
-	unsigned int m;
+	unsigned int m, i;
 	int w;
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
 	/* Pages 0, 2 and 4 resident; 1 and 3 not. */
-	ASSERT_EQ(0, CALL(pvm_cmd_fill, 0, 5 * psz, 0x81));
-	ASSERT_EQ(0, CALL(pvm_cmd_madvise, psz, psz, MADV_DONTNEED));
-	ASSERT_EQ(0, CALL(pvm_cmd_madvise, 3 * psz, psz, MADV_DONTNEED));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, 5 * psz, 0x81));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_madvise, psz, psz, MADV_DONTNEED));
+	ASSERT_EQ(0, fx_call(self, pvm_cmd_madvise, 3 * psz, psz,
+			     MADV_DONTNEED));
 
 	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		unsigned long flags = nowait_modes[m];
 
-		/* [page 0][page 1][page 2]: page 0. */
-		r[0] = (struct iovec){ region, psz };
-		r[1] = (struct iovec){ region + psz, psz };
-		r[2] = (struct iovec){ region + 2 * psz, psz };
-		l = (struct iovec){ self->buf, 3 * psz };
-		memset(self->buf, 0, 3 * psz);
-		EXPECT_EQ(psz, RW(false, flags, &l, 1, r, 3));
-		EXPECT_EQ(-1, pvm_check(self->buf, psz, 0x81));
-		EXPECT_EQ(-1, pvm_check_byte(self->buf + psz, 2 * psz, 0));
-
-		/* [200 bytes in page 0][page 3][page 4]: 200 bytes. */
-		r[0] = (struct iovec){ region + 50, 200 };
-		r[1] = (struct iovec){ region + 3 * psz, psz };
-		r[2] = (struct iovec){ region + 4 * psz, psz };
-		l = (struct iovec){ self->buf, 200 + 2 * psz };
-		memset(self->buf, 0, 200 + 2 * psz);
-		EXPECT_EQ(200, RW(false, flags, &l, 1, r, 3));
-		EXPECT_EQ(-1, pvm_check_at(self->buf, 200, 0x81, 50));
-		EXPECT_EQ(-1, pvm_check_byte(self->buf + 200, 2 * psz, 0));
-
-		/* [page 0][page 2][1 byte of page 3]: two pages. */
-		r[0] = (struct iovec){ region, psz };
-		r[1] = (struct iovec){ region + 2 * psz, psz };
-		r[2] = (struct iovec){ region + 3 * psz, 1 };
-		l = (struct iovec){ self->buf, 2 * psz + 1 };
-		memset(self->buf, 0, 2 * psz + 1);
-		EXPECT_EQ(2 * psz, RW(false, flags, &l, 1, r, 3));
-		EXPECT_EQ(-1, pvm_check(self->buf, psz, 0x81));
-		EXPECT_EQ(-1, pvm_check_at(self->buf + psz, psz, 0x81,
-					   2 * psz));
+		for (i = 0; i < ARRAY_SIZE(nowait_reads); i++)
+			nowait_read(_metadata, self, flags, &nowait_reads[i]);
 
 		/* Split local iovecs do not matter: [page 0][page 1]. */
 		{
@@ -1065,7 +1153,7 @@ TEST_F(pvm, nowait_partial_iovecs)
 
 			r[0] = (struct iovec){ region, psz };
 			r[1] = (struct iovec){ region + psz, psz };
-			EXPECT_EQ(psz, RW(false, flags, l2, 2, r, 2));
+			EXPECT_EQ(psz, fx_rw(self, false, flags, l2, 2, r, 2));
 		}
 
 		/* [page 1][page 2]: nothing, EFAULT. */
@@ -1073,7 +1161,7 @@ TEST_F(pvm, nowait_partial_iovecs)
 			r[0] = (struct iovec){ region + psz, psz };
 			r[1] = (struct iovec){ region + 2 * psz, psz };
 			l = (struct iovec){ self->buf, 2 * psz };
-			EXPECT_EQ(-EFAULT, RW(w, flags, &l, 1, r, 2));
+			EXPECT_EQ(-EFAULT, fx_rw(self, w, flags, &l, 1, r, 2));
 		}
 
 		/* Write [page 2][page 3][page 4]: page 2. */
@@ -1082,21 +1170,25 @@ TEST_F(pvm, nowait_partial_iovecs)
 		r[2] = (struct iovec){ region + 4 * psz, psz };
 		l = (struct iovec){ self->buf, 3 * psz };
 		pvm_fill(self->buf, 3 * psz, 0x90 + m);
-		EXPECT_EQ(psz, RW(true, flags, &l, 1, r, 3));
-		EXPECT_EQ(-1, CALL(pvm_cmd_check, 2 * psz, psz, 0x90 + m));
+		EXPECT_EQ(psz, fx_rw(self, true, flags, &l, 1, r, 3));
+		EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 2 * psz, psz,
+				      0x90 + m));
 
 		/* Restore page 2 to the region's pattern. */
 		pvm_fill_at(self->buf, psz, 0x81, 2 * psz);
-		EXPECT_EQ(psz, RW1(true, flags, self->buf, 2 * psz, psz));
+		EXPECT_EQ(psz, fx_rw1(self, true, flags, self->buf, 2 * psz,
+				      psz));
 	}
 	/* Page 4 was never written: the copies stopped before it. */
 	memset(self->buf, 0, psz);
-	EXPECT_EQ(psz, RW1(false, PROCESS_VM_NOWAIT, self->buf, 4 * psz, psz));
+	EXPECT_EQ(psz, fx_rw1(self, false, PROCESS_VM_NOWAIT, self->buf,
+			      4 * psz, psz));
 	EXPECT_EQ(-1, pvm_check_at(self->buf, psz, 0x81, 4 * psz));
 	/* Pages 1 and 3 were not faulted in. */
-	EXPECT_EQ(-EFAULT, RW1(false, PROCESS_VM_NOWAIT, self->buf, psz, 1));
-	EXPECT_EQ(-EFAULT, RW1(false, PROCESS_VM_NOWAIT, self->buf, 3 * psz,
-			       1));
+	EXPECT_EQ(-EFAULT, fx_rw1(self, false, PROCESS_VM_NOWAIT, self->buf,
+				  psz, 1));
+	EXPECT_EQ(-EFAULT, fx_rw1(self, false, PROCESS_VM_NOWAIT, self->buf,
+				  3 * psz, 1));
 }
 
 /*
@@ -1106,6 +1198,8 @@ TEST_F(pvm, nowait_partial_iovecs)
  */
 TEST_F(pvm, nowait_cow_write)
 {
+	uint8_t *region = self->region;
+	size_t psz = self->psz;
 	size_t len = 2 * psz;
 	unsigned int m;
 	long ret;
@@ -1117,13 +1211,13 @@ TEST_F(pvm, nowait_cow_write)
 	/* Writes first: a pinning read could unshare the pages. */
 	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		pvm_fill(self->buf, len, 0xc2);
-		EXPECT_EQ(-EFAULT, RW1(true, nowait_modes[m], self->buf, 0,
-				       len));
+		EXPECT_EQ(-EFAULT, fx_rw1(self, true, nowait_modes[m],
+					  self->buf, 0, len));
 		/* Also when only the second page is written. */
-		EXPECT_EQ(-EFAULT, RW1(true, nowait_modes[m], self->buf, psz,
-				       psz));
+		EXPECT_EQ(-EFAULT, fx_rw1(self, true, nowait_modes[m],
+					  self->buf, psz, psz));
 	}
-	EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, 0xc1));
+	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0xc1));
 
 	/*
 	 * A NOWAIT read of a shared page copies it, unless the implementation
@@ -1132,7 +1226,7 @@ TEST_F(pvm, nowait_cow_write)
 	 */
 	for (m = 0; m < ARRAY_SIZE(nowait_modes); m++) {
 		memset(self->buf, 0, len);
-		ret = RW1(false, nowait_modes[m], self->buf, 0, len);
+		ret = fx_rw1(self, false, nowait_modes[m], self->buf, 0, len);
 		if (ret == -EFAULT) {
 			EXPECT_EQ(-1, pvm_check_byte(self->buf, len, 0));
 		} else {
@@ -1143,14 +1237,15 @@ TEST_F(pvm, nowait_cow_write)
 
 	/* Without NOWAIT: COW is broken in the child only. */
 	pvm_fill(self->buf, len, 0xc3);
-	EXPECT_EQ(len, RW1(true, PROCESS_VM_PIDFD, self->buf, 0, len));
-	EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, 0xc3));
+	EXPECT_EQ(len, fx_rw1(self, true, PROCESS_VM_PIDFD, self->buf, 0, len));
+	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0xc3));
 	EXPECT_EQ(-1, pvm_check(region, len, 0xc1));
 
 	/* The child's pages are its own now: NOWAIT writes go through. */
 	pvm_fill(self->buf, len, 0xc4);
-	EXPECT_EQ(len, RW1(true, PROCESS_VM_NOWAIT, self->buf, 0, len));
-	EXPECT_EQ(-1, CALL(pvm_cmd_check, 0, len, 0xc4));
+	EXPECT_EQ(len, fx_rw1(self, true, PROCESS_VM_NOWAIT, self->buf, 0,
+			      len));
+	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0xc4));
 	EXPECT_EQ(-1, pvm_check(region, len, 0xc1));
 }
 
@@ -1163,6 +1258,7 @@ FIXTURE(uffd)
 	int pidfd;
 	uint8_t *area;
 	size_t len;
+	size_t psz;
 };
 
 FIXTURE_SETUP(uffd)
@@ -1174,8 +1270,8 @@ FIXTURE_SETUP(uffd)
 	if (!pvm_flags_supported())
 		SKIP(return, "process_vm flags not supported by this kernel");
 
-	psz = PVM_PAGE;
-	self->len = 2 * psz;
+	self->psz = PVM_PAGE;
+	self->len = 2 * self->psz;
 
 	self->area = pvm_map_anon(self->len);
 	ASSERT_NE(NULL, self->area);
@@ -1211,6 +1307,7 @@ static bool uffd_has_event(int uffd)
 /* NOWAIT does not wait for a handler (there is none): a prompt EFAULT. */
 TEST_F_TIMEOUT(uffd, nowait_missing, 20)
 {
+	size_t psz = self->psz;
 	char buf[64];
 	struct iovec l = { .iov_base = buf, .iov_len = sizeof(buf) };
 	struct iovec r[2] = {
@@ -1240,7 +1337,7 @@ struct uffd_server {
 	int npages;
 	uint32_t seed;
 	int served;
-	int error;		/* an errno; ETIMEDOUT after 10 s without a fault */
+	int error;		/* errno; ETIMEDOUT: 10 s without a fault */
 	unsigned long first_addr;
 };
 
@@ -1289,6 +1386,7 @@ static void *uffd_server_fn(void *arg)
  */
 TEST_F_TIMEOUT(uffd, blocking_missing_served, 30)
 {
+	size_t psz = self->psz;
 	struct uffd_server s = {
 		.uffd = self->uffd,
 		.psz = psz,
