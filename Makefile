@@ -38,7 +38,7 @@ PVMH  = $(MAKE) -s -C tools/lib/pvm_handle OUTPUT=$(B)/pvm_handle/ \
 	KSFT_DIR=$(PRISTINE)/tools/testing/selftests
 
 # ours: base + overlay + patches; stock: base only (the reference);
-# debug: ours with KASAN, lockdep and DEBUG_VM.
+# debug: ours plus the kernel's debug.config (KASAN, UBSAN, lockdep, ...).
 BZ_ours  := $(B)/ours/obj/arch/x86/boot/bzImage
 BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
