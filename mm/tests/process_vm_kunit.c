@@ -484,7 +484,7 @@ static void nonblock_write_dirties_without_folio_lock(struct kunit *test)
 		pvm_holder_start(test, &h);
 		ret = pvm_test_copy(test, true, modes[i], PAGE_SIZE, &riov, 1,
 				    NULL);
-			pvm_holder_stop(&h);
+		pvm_holder_stop(&h);
 		KUNIT_EXPECT_EQ(test, ret, PAGE_SIZE);
 		KUNIT_EXPECT_FALSE(test, h.timed_out);
 		KUNIT_EXPECT_TRUE(test, folio_test_dirty(h.folio));

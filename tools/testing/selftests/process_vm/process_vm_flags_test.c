@@ -1062,10 +1062,6 @@ TEST_F(pvm, nowait_partial_one_iovec)
 	EXPECT_EQ(-1, fx_call(self, cmd_check_zero, 2 * psz, psz, 0));
 }
 
-/*
- * A non-resident first page of a later remote iovec ends the copy as well,
- * even if more iovecs follow that are resident; nothing copied: EFAULT.
- */
 /* @len bytes at @off in page @page of the region; @len 0: the page */
 struct piece {
 	unsigned int page;
