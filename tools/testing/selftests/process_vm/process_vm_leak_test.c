@@ -57,8 +57,7 @@
 #define WAIT_MS		10000
 
 static const char * const caches[] = { "mm_struct", "task_struct" };
-#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
-#define NCACHES		ARRAY_LEN(caches)
+#define NCACHES		ARRAY_SIZE(caches)
 
 /* The targets' buffer: at the same address in every forked process. */
 static uint8_t tbuf[LEN];

@@ -53,7 +53,6 @@
 /* Result of a request that got no CQE: not an errno */
 #define R_NOCQE		(-1000001L)
 
-#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 
 static uint8_t *region;
 static size_t psz;
@@ -444,7 +443,7 @@ static void run_shape(struct __test_metadata *_metadata,
 	size_t i, ls, rs;
 	int nl, nr;
 
-	for (i = 0; i < ARRAY_LEN(shapes); i++)
+	for (i = 0; i < ARRAY_SIZE(shapes); i++)
 		if (!strcmp(shapes[i].name, name))
 			s = &shapes[i];
 	ASSERT_TRUE(s != NULL);
