@@ -3,8 +3,10 @@
  * Stress for IORING_OP_PROCESS_VM_READV/_WRITEV, meant for a debug kernel
  * (KASAN, lockdep) where `make check` and `make stress` run it:
  *
- *  churn:        random requests (read/write, 1-4 iovecs per side, holes,
- *                NOWAIT, IOSQE_ASYNC, fixed pidfds) against targets that
+ *  churn:        random requests (read/write, 1-4 iovecs per side or, one
+ *                side in four, 9-16: more than UIO_FASTIOV, so the kernel
+ *                allocates the iovec array; holes, NOWAIT, IOSQE_ASYNC,
+ *                fixed pidfds) against targets that
  *                unmap, remap and re-protect their memory and exit;
  *  cancel_storm: requests stuck on a userfaultfd range nobody answers,
  *                ended by IORING_OP_ASYNC_CANCEL, by closing the ring and by
@@ -151,8 +153,18 @@ static void random_iov(struct iovec *iov, int n, uint8_t *base, size_t span,
 	}
 }
 
+#define MAX_IOV		16
+
+/* Mostly short iovec arrays; now and then one the kernel must allocate. */
+static int random_count(unsigned int *seed)
+{
+	if (rand_r(seed) % 4)
+		return 1 + rand_r(seed) % 4;
+	return 9 + rand_r(seed) % (MAX_IOV - 8);
+}
+
 struct req {
-	struct iovec liov[4], riov[4];
+	struct iovec liov[MAX_IOV], riov[MAX_IOV];
 	size_t len;
 	bool nowait;
 };
@@ -161,7 +173,7 @@ static void prep_random(struct io_uring *ring, struct req *r, int idx,
 			uint8_t *local, uint8_t *region, unsigned int *seed)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-	int nl = 1 + rand_r(seed) % 4, nr = 1 + rand_r(seed) % 4;
+	int nl = random_count(seed), nr = random_count(seed);
 	unsigned int flags = 0;
 	int i;
 
