@@ -214,14 +214,17 @@ static const unsigned long nowait_modes[] = {
 
 /* ---- tests without a target ------------------------------------------- */
 
+/* The top bit of a flags argument: bit 63, or bit 31 on 32-bit. */
+#define FLAG_TOP	(~0UL ^ (~0UL >> 1))
+
 /* Unknown flag bits are rejected before anything else, on every kernel. */
 TEST(unknown_flags)
 {
 	static const unsigned long bad[] = {
 		1UL << 2,
-		1UL << 63,
+		FLAG_TOP,
 		PROCESS_VM_PIDFD | (1UL << 2),
-		PROCESS_VM_NOWAIT | (1UL << 63),
+		PROCESS_VM_NOWAIT | FLAG_TOP,
 		PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT | (1UL << 31),
 		~0UL,
 		~(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT),
@@ -520,11 +523,11 @@ FIXTURE_SETUP(pvm)
 	self->psz = PVM_PAGE;
 	self->len = REGION_PAGES * self->psz;
 	self->region = pvm_map_anon(self->len);
-	ASSERT_NE(NULL, self->region);
+	ASSERT_TRUE(!!self->region);
 	/* A THP would make a whole range resident on the first touch. */
 	madvise(self->region, self->len, MADV_NOHUGEPAGE);
 	self->buf = pvm_map_anon(self->len);
-	ASSERT_NE(NULL, self->buf);
+	ASSERT_TRUE(!!self->buf);
 }
 
 FIXTURE_TEARDOWN(pvm)
@@ -1270,7 +1273,7 @@ FIXTURE_SETUP(uffd)
 	self->len = 2 * self->psz;
 
 	self->area = pvm_map_anon(self->len);
-	ASSERT_NE(NULL, self->area);
+	ASSERT_TRUE(!!self->area);
 	madvise(self->area, self->len, MADV_NOHUGEPAGE);
 
 	self->uffd = pvm_uffd_register(self->area, self->len, 0,
@@ -1396,7 +1399,7 @@ TEST_F_TIMEOUT(uffd, blocking_missing_served, 30)
 	pthread_t th;
 	long long t0, dt;
 
-	ASSERT_NE(NULL, buf);
+	ASSERT_TRUE(!!buf);
 	/* Nothing is resident. */
 	ASSERT_EQ(-EFAULT, pvm_res(pvm_readv(self->pidfd, &l, 1, &r, 1,
 					     PROCESS_VM_PIDFD |
