@@ -7,6 +7,8 @@
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
+# A recipe that fails leaves no half-made .config or stamp behind.
+.DELETE_ON_ERROR:
 
 BASE_TAR ?= /usr/src/linux-source-6.12.tar.xz
 B        := $(CURDIR)/build
@@ -31,7 +33,10 @@ PATCHES      := patches/series $(wildcard patches/*.patch)
 
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export CCACHE_BASEDIR := $(B)
-KMAKE = $(MAKE) -s -C $(1)/src O=$(1)/obj CC="ccache gcc" -j$(JOBS)
+# $(call KMAKE,DIR[,ARCH]): the kernel's make for DIR/src into DIR/obj,
+# for the host's architecture or for ARCH (KFLAGS_ARCH, KCC_ARCH below).
+KMAKE = $(MAKE) -s -C $(1)/src O=$(1)/obj -j$(JOBS) $(KFLAGS_$(2)) \
+	CC="ccache $(or $(KCC_$(2)),gcc)"
 # libpvm_handle; its test needs kselftest_harness.h from the base.
 PVMH  = $(MAKE) -s -C tools/lib/pvm_handle OUTPUT=$(B)/pvm_handle/ \
 	TESTDIR=$(B)/selftests/pvm_handle/ BINDIR=$(B)/tools/ \
@@ -51,6 +56,9 @@ help:
 	@echo '  make run        build what is missing, boot our kernel, demo + bandwidth table'
 	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit,'
 	@echo '                 short stress in the debug kernel, patches round trip'
+	@echo '  make check-i386 the suite and KUnit on i386 with HIGHMEM (ours vs stock,'
+	@echo '                 3 GiB guests, the highmem proof); make check-arm64 on arm64'
+	@echo '                 (clang cross build); make check-arches: both'
 	@echo '  make stress     stress + fuzz run in the debug (KASAN/lockdep) kernel'
 	@echo '  make mutate     mutation test of the guest suite (MUTANTS="m01 u02", QUICK=1)'
 	@echo '  make bench      benchmark host / stock VM / ours VM (QUICK=1 for a short run)'
@@ -60,6 +68,8 @@ help:
 	@echo '  make docs       man page patch, groff/man warnings, process_vm.rst via Sphinx,'
 	@echo '                 kernel-doc; rendered page in out/docs/process_vm_readv.2.txt'
 	@echo '  make kernel | stock | debug   build one kernel (build/<name>/obj)'
+	@echo '  make kernel-ARCH | stock-ARCH | selftests-ARCH   the same for ARCH'
+	@echo '                 (i386, arm64): build/<name>-ARCH/obj, build/selftests-ARCH'
 	@echo '  make selftests  build tools/testing/selftests/process_vm and the pvm_handle test'
 	@echo '  make pvm_handle libpvm_handle (tools/lib/pvm_handle), its test and demo;'
 	@echo '                 no kernel needed: build/selftests/pvm_handle/pvm_handle_test'
@@ -93,10 +103,11 @@ $(B)/stock/src.stamp: $(B)/pristine.stamp
 	rm -rf $(B)/stock/src && mkdir -p $(B)/stock && cp -al $(PRISTINE) $(B)/stock/src
 	touch $@
 
-$(B)/ours/obj/.config: kernel/configs/pvm.config $(PATCHES) | $(B)/ours/src.stamp
+$(B)/ours/obj/.config: kernel/configs/pvm.config kernel/configs/pvm-x86_64.config \
+		$(PATCHES) | $(B)/ours/src.stamp
 	mkdir -p $(@D) && rm -f $@
-	$(call KMAKE,$(B)/ours) tinyconfig pvm.config
-	scripts/pvm/check-config $@ kernel/configs/pvm.config || { rm $@; exit 1; }
+	$(call KMAKE,$(B)/ours) tinyconfig pvm.config pvm-x86_64.config
+	scripts/pvm/check-config $@ $(filter %.config,$^) || { rm $@; exit 1; }
 $(B)/stock/obj/.config: $(B)/stock/src.stamp $(B)/ours/obj/.config
 	mkdir -p $(@D)
 	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $(B)/ours/obj/.config > $@
@@ -109,6 +120,55 @@ $(B)/debug/obj/.config: $(B)/ours/obj/.config kernel/configs/pvm-debug.config
 		kernel/configs/pvm-debug.config > /dev/null
 	$(call KMAKE,$(B)/debug) olddefconfig
 	scripts/pvm/check-config $@ kernel/configs/pvm-debug.config || { rm $@; exit 1; }
+
+# Other architectures: ours and stock from the same source trees, with
+# pvm.config plus pvm-ARCH.config, in build/ours-ARCH and build/stock-ARCH;
+# the selftests static in build/selftests-ARCH against a sysroot of
+# Debian's packages for ARCH (busybox, liburing); `make check-ARCH` boots
+# both under QEMU and compares them case by case.  arm64 is built with
+# clang: Debian's gcc-aarch64-linux-gnu conflicts with gcc-multilib, which
+# the 32-bit x86 programs need.
+ARCHES        := i386 arm64
+KFLAGS_i386   := ARCH=i386
+KFLAGS_arm64  := ARCH=arm64 LLVM=1
+KCC_arm64     := clang
+IMAGE_i386    := bzImage
+IMAGE_arm64   := Image
+TCC_i386      := gcc -m32
+TCC_arm64     := clang --target=aarch64-linux-gnu -fuse-ld=lld
+TRIPLET_i386  := i386-linux-gnu
+TRIPLET_arm64 := aarch64-linux-gnu
+.PHONY: check-arches $(foreach a,$(ARCHES),kernel-$(a) stock-$(a) selftests-$(a) check-$(a))
+
+$(B)/ours-%/obj/.config: kernel/configs/pvm.config kernel/configs/pvm-%.config \
+		$(PATCHES) | $(B)/ours/src.stamp
+	mkdir -p $(@D) && ln -sfn ../ours/src $(B)/ours-$*/src && rm -f $@
+	$(call KMAKE,$(B)/ours-$*,$*) tinyconfig pvm.config pvm-$*.config
+	scripts/pvm/check-config $@ $(filter %.config,$^) || { rm $@; exit 1; }
+$(B)/stock-%/obj/.config: $(B)/ours-%/obj/.config $(B)/stock/src.stamp
+	mkdir -p $(@D) && ln -sfn ../stock/src $(B)/stock-$*/src
+	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $< > $@
+	$(call KMAKE,$(B)/stock-$*,$*) olddefconfig
+$(B)/sysroot-%.stamp:
+	scripts/pvm/sysroot $* $(B)/sysroot-$*
+	touch $@
+
+$(addprefix kernel-,$(ARCHES)): kernel-%: $(B)/ours-%/obj/.config $(B)/ours/src.stamp
+	$(call KMAKE,$(B)/ours-$*,$*) $(IMAGE_$*)
+$(addprefix stock-,$(ARCHES)): stock-%: $(B)/stock-%/obj/.config
+	$(call KMAKE,$(B)/stock-$*,$*) $(IMAGE_$*)
+$(addprefix selftests-,$(ARCHES)): selftests-%: $(B)/ours-%/obj/.config \
+		$(B)/ours/src.stamp $(B)/sysroot-%.stamp
+	$(call KMAKE,$(B)/ours-$*,$*) headers
+	mkdir -p $(B)/selftests-$*/process_vm
+	$(MAKE) -s -C $(ST)/process_vm OUTPUT=$(B)/selftests-$*/process_vm \
+		CC="$(TCC_$*)" CAN_BUILD_M32= \
+		LDFLAGS="-static -L$(B)/sysroot-$*/usr/lib/$(TRIPLET_$*)" \
+		KHDR_INCLUDES="-isystem $(B)/ours-$*/obj/usr/include \
+			-I$(B)/sysroot-$*/usr/include"
+$(addprefix check-,$(ARCHES)): check-%: kernel-% stock-% selftests-%
+	scripts/pvm/check --arch $*
+check-arches: $(addprefix check-,$(ARCHES))
 
 kernel: $(B)/ours/obj/.config $(B)/ours/src.stamp
 	$(call KMAKE,$(B)/ours) bzImage
@@ -173,7 +233,8 @@ docs: $(B)/pristine.stamp
 	scripts/pvm/docs
 
 clean:
-	rm -rf $(B)/ours/obj $(B)/stock/obj $(B)/debug $(B)/selftests out
+	rm -rf $(B)/ours/obj $(B)/stock/obj $(B)/debug $(B)/selftests out \
+		$(foreach a,$(ARCHES),$(B)/ours-$(a) $(B)/stock-$(a) $(B)/selftests-$(a))
 
 distclean:
 	rm -rf $(B) out
