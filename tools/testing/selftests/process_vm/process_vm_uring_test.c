@@ -1282,6 +1282,122 @@ TEST_F_TIMEOUT(uring, path_missing, 60)
 }
 
 /*
+ * After @count bytes of a request of the fixture's direction between @lv
+ * (in self->local, prepared by prep()) and @rv (in the userfaultfd area,
+ * whose pages hold SEED_U as supplied): the local buffer (read) or the
+ * first @span bytes of the area (write; they must be resident, or the
+ * dump would wait for the handler) are what the model gives, byte for
+ * byte.
+ */
+static void verify_uffd(struct __test_metadata *_metadata,
+			FIXTURE_DATA(uring) *self, const struct iovec *lv,
+			int nl, const struct iovec *rv, int nr, size_t count,
+			size_t span)
+{
+	size_t asz = UFFD_PAGES * psz;
+	uint8_t *mirror = malloc(asz), *buf = malloc(LOCAL_SZ);
+	struct iovec ml[8], mr[8];
+
+	ASSERT_NE(NULL, mirror);
+	ASSERT_NE(NULL, buf);
+	ASSERT_GE(8, nl);
+	ASSERT_GE(8, nr);
+	ASSERT_GE(asz, span);
+	pvm_fill(mirror, asz, SEED_U);
+	pvm_iov_rebase(mr, rv, nr, (void *)self->uarea, mirror);
+	if (self->write) {
+		ASSERT_EQ(count, pvm_iov_model(mr, nr, lv, nl, count));
+		ASSERT_EQ(0, pvm_target_dump(&self->u, self->uarea, buf,
+					     span));
+		EXPECT_EQ(-1, first_diff(buf, mirror, span));
+	} else {
+		memset(buf, SENTINEL, LOCAL_SZ);
+		pvm_iov_rebase(ml, lv, nl, self->local, buf);
+		ASSERT_EQ(count, pvm_iov_model(ml, nl, mr, nr, count));
+		EXPECT_EQ(-1, first_diff(self->local, buf, LOCAL_SZ));
+	}
+	free(mirror);
+	free(buf);
+}
+
+/*
+ * The io-wq retry goes on in the middle of a remote iovec.  Pages 0 and 1
+ * of the area are resident, 2 and 3 missing, and the handler never
+ * answers.  The inline attempt copies the first remote iovec and the part
+ * of the second (from an odd offset in page 1) that is resident, then
+ * stops at page 2; the worker must resume at page 2, not at the start of
+ * the second iovec (from there, a read would fill the local bytes meant
+ * for pages 2 and 3 with bytes from page 1 on, a write would overwrite
+ * the prefix already written and never reach the iovec's end).  Checked:
+ * exactly that prefix has moved when the submit returns and when the
+ * worker waits on page 2 (inline variants); the pages are then supplied,
+ * and the result, every byte, the fault (one, from an io-wq worker of
+ * ours) and the punt (one) are checked.
+ */
+TEST_F_TIMEOUT(uring, path_resume_mid_iovec, 60)
+{
+	bool async = self->sqe_flags & IOSQE_ASYNC;
+	struct iovec lv[2], rv[3];
+	size_t pre, total;
+	uint64_t ud = ud_seq++;
+	bool traced;
+	long ptid;
+	int ret;
+
+	ret = start_uffd(_metadata, self, -1);
+	if (ret > 0)
+		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
+		     strerror(ret));
+	ASSERT_EQ(0, ret);
+	traced = trace_start(self->trace_dir, sizeof(self->trace_dir));
+	ASSERT_EQ(0, pvm_target_call(&self->u, cmd_uffd_populate, self->uarea,
+				     2 * psz, 0));
+	rv[0] = (struct iovec){ (void *)(self->uarea + 33), 200 };
+	rv[1] = (struct iovec){ (void *)(self->uarea + psz + 1001),
+				2 * psz - 1001 + 77 };
+	rv[2] = (struct iovec){ (void *)(self->uarea + 3 * psz + 501), 300 };
+	pre = rv[0].iov_len + psz - 1001;
+	total = pvm_iov_sum(rv, 3);
+	/* The local side splits elsewhere: the prefix ends inside lv[1] */
+	lv[0] = (struct iovec){ self->local + 5, psz / 2 + 3 };
+	lv[1] = (struct iovec){ self->local + psz, total - lv[0].iov_len };
+	prep(self);
+	ASSERT_NE(NULL, fx_sqe(self, self->upidfd, lv, 2, rv, 3, 0, ud));
+	ASSERT_EQ(1, io_uring_submit(&self->ring));
+	/* The inline attempt ran in the submit and left the prefix */
+	if (!async)
+		verify_uffd(_metadata, self, lv, 2, rv, 3, pre, 2 * psz);
+	ASSERT_TRUE(poll_target(&self->u, cmd_uffd_faults, 1, true, WAIT_MS));
+	ASSERT_TRUE(poll_target(&self->u, cmd_uffd_waiters, 1, false,
+				WAIT_MS));
+	/*
+	 * The worker waits on page 2, having moved nothing more.  (A worker
+	 * that starts the request pins page 1 with page 2 and waits before
+	 * it copies from page 1: nothing to check for IOSQE_ASYNC here.)
+	 */
+	if (!async)
+		verify_uffd(_metadata, self, lv, 2, rv, 3, pre, 2 * psz);
+
+	/* Page 3 first, so that page 2 wakes the only waiter */
+	ASSERT_EQ(0, pvm_target_call(&self->u, cmd_uffd_populate,
+				     self->uarea + 3 * psz, psz, 0));
+	ASSERT_EQ(0, pvm_target_call(&self->u, cmd_uffd_populate,
+				     self->uarea + 2 * psz, psz, 0));
+	ASSERT_EQ((long)total, wait_ud(&self->ring, ud, WAIT_MS));
+	verify_uffd(_metadata, self, lv, 2, rv, 3, total, UFFD_PAGES * psz);
+
+	ptid = pvm_target_call(&self->u, cmd_uffd_ptid, 0, 0, 0);
+	EXPECT_NE(sys_gettid(), ptid);
+	EXPECT_TRUE(is_iowq_thread(ptid)) {
+		TH_LOG("the fault came from thread %ld, not an io-wq worker of ours",
+		       ptid);
+	}
+	EXPECT_EQ(1, pvm_target_call(&self->u, cmd_uffd_faults, 0, 0, 0));
+	if (traced)
+		EXPECT_EQ(1, trace_count(self->trace_dir, ud));
+}
+
+/*
  * The handler answers each fault after 200 ms: io_uring_submit() does not
  * wait for it (< 20 ms), the completion does (>= 200 ms), data whole.
  */
