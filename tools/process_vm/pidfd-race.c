@@ -13,7 +13,8 @@
  * forking until it comes back (at most -n forks).
  *
  * Exit: 0 if the pidfd read failed with ESRCH as it should, 1 if not,
- * 4 (skip) if the kernel lacks PROCESS_VM_PIDFD or no pid could be reused.
+ * EXIT_CANNOT_RUN (4) if the kernel lacks PROCESS_VM_PIDFD or no pid could
+ * be reused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,10 +40,18 @@
 #define CLONE_PIDFD		0x00001000
 #endif
 
-#define KSFT_SKIP		4
+/*
+ * Exit status for "cannot run here" (no PROCESS_VM_PIDFD, no pid reuse):
+ * neither a pass nor a failure.  It is kselftest's KSFT_SKIP, 4, so that a
+ * runner that knows that convention reports the run as skipped.
+ */
+#define EXIT_CANNOT_RUN		4
 
 /* Each process writes who it is here; same address in all of them. */
 static char ident[128];
+
+static const char victim_role[] = "victim: the process being monitored";
+static const char impostor_role[] = "impostor: an unrelated process";
 
 static ssize_t read_ident(pid_t pid_or_fd, unsigned long flags, char *out,
 			  size_t len)
@@ -73,18 +82,35 @@ struct proc {
 	int go;		/* write end: closing it lets the child exit */
 };
 
-/*
- * Start a child playing @role.  With @want, it must get that pid number:
- * @how is 0 for clone3(set_tid), 1 for a plain fork() (the child exits at
- * once if it got another number; returns 0 then).  Returns the pid, 0 or -1.
- */
-static pid_t spawn(struct proc *p, const char *role, pid_t want, int how)
+/* How spawn() creates the child. */
+enum spawn_mode {
+	SPAWN_SET_TID,	/* clone3() with set_tid: that pid number or none */
+	SPAWN_FORK,	/* fork(): whatever number the kernel hands out */
+};
+
+/* fork(), or with SPAWN_SET_TID clone3() asking for pid number @want. */
+static pid_t start(pid_t want, enum spawn_mode mode)
 {
 	struct clone_args args = {
 		.exit_signal = SIGCHLD,
 		.set_tid = (uintptr_t)&want,
 		.set_tid_size = 1,
 	};
+
+	if (mode == SPAWN_SET_TID)
+		return syscall(__NR_clone3, &args, sizeof(args));
+	return fork();
+}
+
+/*
+ * Start a child playing @role, created as @mode says.  With @want nonzero
+ * it must get that pid number: a SPAWN_FORK child that got another number
+ * exits at once.  Returns the pid; 0 (errno EAGAIN) if the child did not
+ * get @want or did not come up; -1 if it could not be created.
+ */
+static pid_t spawn(struct proc *p, const char *role, pid_t want,
+		   enum spawn_mode mode)
+{
 	int rp[2], gp[2], err;
 	pid_t pid;
 	char c;
@@ -96,10 +122,7 @@ static pid_t spawn(struct proc *p, const char *role, pid_t want, int how)
 		close(rp[1]);
 		return -1;
 	}
-	if (want && how == 0)
-		pid = syscall(__NR_clone3, &args, sizeof(args));
-	else
-		pid = fork();
+	pid = start(want, mode);
 	if (pid == 0) {
 		close(rp[0]);
 		close(gp[1]);
@@ -149,19 +172,19 @@ static const char *recycle(struct proc *p, pid_t want, long max_forks)
 {
 	long i;
 
-	if (spawn(p, "impostor: an unrelated process", want, 0) > 0)
+	if (spawn(p, impostor_role, want, SPAWN_SET_TID) > 0)
 		return "clone3(set_tid)";
 	for (i = 0; i < 10; i++) {
 		if (write_ns_last_pid(want - 1))
 			break;
-		if (spawn(p, "impostor: an unrelated process", want, 1) > 0)
+		if (spawn(p, impostor_role, want, SPAWN_FORK) > 0)
 			return "ns_last_pid";
 	}
 	printf("  no set_tid/ns_last_pid: forking until pid %d comes back\n"
 	       "  (at most %ld forks)\n", want, max_forks);
 	fflush(stdout);
 	for (i = 0; i < max_forks; i++) {
-		pid_t pid = spawn(p, "impostor: an unrelated process", want, 1);
+		pid_t pid = spawn(p, impostor_role, want, SPAWN_FORK);
 
 		if (pid > 0)
 			return "pid wrap-around";
@@ -177,15 +200,11 @@ static void print_usage(const char *prog)
 	exit(2);
 }
 
-int main(int argc, char **argv)
+/* Returns the -n MAX_FORKS bound of recycle()'s last resort. */
+static long parse_args(int argc, char **argv)
 {
 	long max_forks = 1L << 20;
-	struct proc victim, impostor;
-	const char *how;
-	char buf[sizeof(ident)];
-	int pidfd, opt, err;
-	ssize_t ret;
-	pid_t pid;
+	int opt;
 
 	while ((opt = getopt(argc, argv, "n:h")) != -1) {
 		switch (opt) {
@@ -196,13 +215,24 @@ int main(int argc, char **argv)
 			print_usage(argv[0]);
 		}
 	}
+	return max_forks;
+}
 
-	/* Does this kernel know PROCESS_VM_PIDFD? Read ourselves to see. */
+/*
+ * Does this kernel know PROCESS_VM_PIDFD?  Read ourselves to see.
+ * Returns 0 if it does, else the exit status, having said why.
+ */
+static int check_pidfd_flag(void)
+{
+	char buf[sizeof(ident)];
+	int pidfd, err;
+	ssize_t ret;
+
 	snprintf(ident, sizeof(ident), "monitor");
 	pidfd = syscall(__NR_pidfd_open, getpid(), 0);
 	if (pidfd < 0) {
 		printf("SKIP: pidfd_open: %s\n", strerror(errno));
-		return KSFT_SKIP;
+		return EXIT_CANNOT_RUN;
 	}
 	ret = read_ident(pidfd, PROCESS_VM_PIDFD, buf, sizeof(buf));
 	err = errno;
@@ -210,66 +240,127 @@ int main(int argc, char **argv)
 	if (ret < 0 && err == EINVAL) {
 		printf("SKIP: this kernel rejects PROCESS_VM_PIDFD (EINVAL):\n"
 		       "      only the racy pid-number form exists here\n");
-		return KSFT_SKIP;
+		return EXIT_CANNOT_RUN;
 	}
 	if (ret != sizeof(buf)) {
 		printf("FAIL: PROCESS_VM_PIDFD read of ourselves: %s\n",
 		       ret < 0 ? strerror(err) : "short read");
-		return 1;
+		return EXIT_FAILURE;
 	}
+	return 0;
+}
 
-	/* 1. The monitor starts watching a process: pid number and pidfd. */
-	pid = spawn(&victim, "victim: the process being monitored", 0, 0);
-	if (pid <= 0) {
+/*
+ * Step 1: the monitor starts watching a process, by pid number and by
+ * pidfd.  Returns the pidfd, or -1 having said why not.
+ */
+static int watch_victim(struct proc *victim)
+{
+	char buf[sizeof(ident)];
+	ssize_t ret;
+	int pidfd;
+
+	if (spawn(victim, victim_role, 0, SPAWN_FORK) <= 0) {
 		perror("fork");
-		return 1;
+		return -1;
 	}
-	pidfd = syscall(__NR_pidfd_open, pid, 0);
+	pidfd = syscall(__NR_pidfd_open, victim->pid, 0);
 	if (pidfd < 0) {
 		perror("pidfd_open");
-		finish(&victim);
-		return 1;
+		finish(victim);
+		return -1;
 	}
-	ret = read_ident(pid, 0, buf, sizeof(buf));
-	printf("monitor: watching pid %d (pidfd %d): reads \"%s\"\n", pid,
-	       pidfd, ret == sizeof(buf) ? buf : strerror(errno));
+	ret = read_ident(victim->pid, 0, buf, sizeof(buf));
+	printf("monitor: watching pid %d (pidfd %d): reads \"%s\"\n",
+	       victim->pid, pidfd, ret == sizeof(buf) ? buf : strerror(errno));
+	return pidfd;
+}
 
-	/* 2. It exits and is reaped; its number goes to another process. */
-	finish(&victim);
+/*
+ * Step 2: the victim exits and is reaped; its number @pid goes to a new
+ * process, @impostor.  Returns 0, or the exit status having said why not.
+ */
+static int reuse_pid(struct proc *victim, struct proc *impostor,
+		     long max_forks)
+{
+	pid_t pid = victim->pid;
+	const char *how;
+
+	finish(victim);
 	printf("victim: exited and reaped\n");
-	how = recycle(&impostor, pid, max_forks);
+	how = recycle(impostor, pid, max_forks);
 	if (!how) {
 		printf("SKIP: could not get pid %d reused (needs root for\n"
 		       "      set_tid/ns_last_pid, or a small pid_max)\n", pid);
-		close(pidfd);
-		return KSFT_SKIP;
+		return EXIT_CANNOT_RUN;
 	}
 	printf("impostor: an unrelated process now has pid %d (via %s)\n",
 	       pid, how);
+	return 0;
+}
 
-	/* 3. The monitor reads "its" process again, both ways. */
-	memset(buf, 0, sizeof(buf));
-	ret = read_ident(pid, 0, buf, sizeof(buf));
-	if (ret == sizeof(buf))
+/* Step 3a: by pid number, the monitor silently reads the impostor. */
+static void read_by_pid(pid_t pid)
+{
+	char buf[sizeof(ident)] = { 0 };
+
+	if (read_ident(pid, 0, buf, sizeof(buf)) == sizeof(buf))
 		printf("by pid number: read \"%s\"%s\n", buf,
 		       strncmp(buf, "impostor", 8) ? "" :
 		       "  <-- the WRONG process, silently");
 	else
 		printf("by pid number: %s\n", strerror(errno));
+}
 
-	memset(buf, 0, sizeof(buf));
+/* Step 3b: by pidfd, the read must fail with ESRCH.  Returns the status. */
+static int read_by_pidfd(int pidfd)
+{
+	char buf[sizeof(ident)] = { 0 };
+	ssize_t ret;
+	int err;
+
 	ret = read_ident(pidfd, PROCESS_VM_PIDFD, buf, sizeof(buf));
 	err = errno;
-	if (ret >= 0)
+	if (ret >= 0) {
 		printf("by pidfd:      read \"%s\"  <-- WRONG: must be ESRCH\n",
 		       buf);
-	else
-		printf("by pidfd:      %s (%s)%s\n", strerror(err),
-		       err == ESRCH ? "ESRCH" : "unexpected errno",
-		       err == ESRCH ? "  <-- correct: the watched process is gone" :
-		       "");
+		return EXIT_FAILURE;
+	}
+	if (err != ESRCH) {
+		printf("by pidfd:      %s (unexpected errno)\n", strerror(err));
+		return EXIT_FAILURE;
+	}
+	printf("by pidfd:      %s (ESRCH)  <-- correct: the watched process is gone\n",
+	       strerror(err));
+	return EXIT_SUCCESS;
+}
 
+int main(int argc, char **argv)
+{
+	long max_forks = parse_args(argc, argv);
+	struct proc victim, impostor;
+	int pidfd, ret;
+	pid_t pid;
+
+	ret = check_pidfd_flag();
+	if (ret)
+		return ret;
+
+	pidfd = watch_victim(&victim);
+	if (pidfd < 0)
+		return EXIT_FAILURE;
+	pid = victim.pid;	/* the number the monitor keeps */
+
+	ret = reuse_pid(&victim, &impostor, max_forks);
+	if (ret) {
+		close(pidfd);
+		return ret;
+	}
+
+	/* Step 3: the monitor reads "its" process again, both ways. */
+	read_by_pid(pid);
+	ret = read_by_pidfd(pidfd);
 	close(pidfd);
 	finish(&impostor);
-	return (ret < 0 && err == ESRCH) ? 0 : 1;
+	return ret;
 }
