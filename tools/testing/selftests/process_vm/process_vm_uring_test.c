@@ -1229,6 +1229,19 @@ TEST_F(uring, path_resident)
 		EXPECT_EQ(async ? 1 : 0, trace_count(self->trace_dir, ud));
 }
 
+/* The last userfaultfd fault came from an io-wq worker of ours. */
+static void expect_fault_from_iowq(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(uring) *self)
+{
+	long ptid = pvm_target_call(&self->u, cmd_uffd_ptid, 0, 0, 0);
+
+	EXPECT_NE(sys_gettid(), ptid);
+	EXPECT_TRUE(is_iowq_thread(ptid)) {
+		TH_LOG("the fault came from thread %ld, not an io-wq worker of ours",
+		       ptid);
+	}
+}
+
 /*
  * A missing page is punted: the fault on the target's userfaultfd comes
  * from an io-wq thread of ours, not from the submitter, and the data is
@@ -1241,7 +1254,7 @@ TEST_F_TIMEOUT(uring, path_missing, 60)
 	struct iovec l, r;
 	bool traced;
 	uint64_t ud = ud_seq++;
-	long ptid, res;
+	long res;
 	int ret;
 
 	ret = start_uffd(_metadata, self, 0);
@@ -1260,12 +1273,7 @@ TEST_F_TIMEOUT(uring, path_missing, 60)
 	res = wait_ud(&self->ring, ud, WAIT_MS);
 	ASSERT_EQ((long)len, res);
 
-	ptid = pvm_target_call(&self->u, cmd_uffd_ptid, 0, 0, 0);
-	EXPECT_NE(sys_gettid(), ptid);
-	EXPECT_TRUE(is_iowq_thread(ptid)) {
-		TH_LOG("the fault came from thread %ld, not an io-wq worker of ours",
-		       ptid);
-	}
+	expect_fault_from_iowq(_metadata, self);
 	EXPECT_EQ(UFFD_PAGES, pvm_target_call(&self->u, cmd_uffd_faults, 0, 0,
 					      0));
 	if (traced)
@@ -1341,7 +1349,6 @@ TEST_F_TIMEOUT(uring, path_resume_mid_iovec, 60)
 	size_t pre, total;
 	uint64_t ud = ud_seq++;
 	bool traced;
-	long ptid;
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
@@ -1386,12 +1393,7 @@ TEST_F_TIMEOUT(uring, path_resume_mid_iovec, 60)
 	ASSERT_EQ((long)total, wait_ud(&self->ring, ud, WAIT_MS));
 	verify_uffd(_metadata, self, lv, 2, rv, 3, total, UFFD_PAGES * psz);
 
-	ptid = pvm_target_call(&self->u, cmd_uffd_ptid, 0, 0, 0);
-	EXPECT_NE(sys_gettid(), ptid);
-	EXPECT_TRUE(is_iowq_thread(ptid)) {
-		TH_LOG("the fault came from thread %ld, not an io-wq worker of ours",
-		       ptid);
-	}
+	expect_fault_from_iowq(_metadata, self);
 	EXPECT_EQ(1, pvm_target_call(&self->u, cmd_uffd_faults, 0, 0, 0));
 	if (traced)
 		EXPECT_EQ(1, trace_count(self->trace_dir, ud));
