@@ -14,20 +14,19 @@ BASE_TAR ?= /usr/src/linux-source-6.12.tar.xz
 B        := $(CURDIR)/build
 PRISTINE := $(B)/pristine
 JOBS     ?= $(shell nproc)
-VM       := $(CURDIR)/tools/testing/vm-run
+VM       := $(CURDIR)/scripts/pvm/vm-run
 QUICK    ?=
 MUTANTS  ?=
 
 # Directories of this repository that are laid over the kernel tree, and
 # the files in them that git tracks, committed or not (build output is
-# not ours).  tools/testing/vm-run boots the kernels from the host: it is
-# this repository's tool, not part of the kernel series; Documentation/man
-# is the man-pages project's page and its patch, not kernel files either.
+# not ours).  scripts/ is not one of them: scripts/pvm is this
+# repository's tooling.  Documentation/man is the man-pages project's page
+# and its patch, not kernel files.
 OVERLAY_DIRS := Documentation include io_uring kernel mm tools
 # tools/lib/pvm_handle is a user-space library built from here, not
 # part of the series either.
-OVERLAY      := $(filter-out tools/testing/vm-run Documentation/man/% \
-		tools/lib/pvm_handle/%, \
+OVERLAY      := $(filter-out Documentation/man/% tools/lib/pvm_handle/%, \
 		$(wildcard $(shell git ls-files -- $(OVERLAY_DIRS))))
 PATCHES      := patches/series $(wildcard patches/*.patch)
 
@@ -76,7 +75,7 @@ help:
 	@echo '  make deps       install the Debian packages the build needs (root)'
 	@echo '  make clean      remove kernel objects, keep the unpacked base and ccache'
 	@echo '  make distclean  remove build/ and out/'
-	@echo 'Boot a kernel yourself: tools/testing/vm-run --kernel ours|stock|debug -- CMD'
+	@echo 'Boot a kernel yourself: scripts/pvm/vm-run --kernel ours|stock|debug -- CMD'
 
 deps:
 	@scripts/pvm/deps

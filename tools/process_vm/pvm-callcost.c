@@ -5,7 +5,7 @@
  * as its own target.  Under QEMU with -icount shift=0 one nanosecond of
  * guest time is one guest instruction, so the output is a per-path
  * instruction profile of the syscall that can be compared between kernels
- * (tools/testing/vm-run --icount).  On hardware it is plain timing.
+ * (scripts/pvm/vm-run --icount).  On hardware it is plain timing.
  */
 #define _GNU_SOURCE
 #include <stdalign.h>

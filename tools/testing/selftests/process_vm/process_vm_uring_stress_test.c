@@ -14,11 +14,12 @@
  *
  * Every completion must carry a result the syscall could give; every stuck
  * request must end within a second.  Pin balance and kernel reports are
- * checked by the caller (scripts/pvm/stress, vm-run).  On kernels without
- * the ops every test SKIPs.  PVM_STRESS_SECONDS sets the duration of each
- * test (default 5), PVM_STUCK_END_MS the time a stuck request has to end
- * (default 1000; a debug kernel under emulation needs more to do the same
- * work, while a request that never ends fails at any bound).
+ * checked by the caller (scripts/pvm/stress, scripts/pvm/vm-run).  On
+ * kernels without the ops every test SKIPs.  PVM_STRESS_SECONDS sets the
+ * duration of each test (default 5), PVM_STUCK_END_MS the time a stuck
+ * request has to end (default 1000; a debug kernel under emulation needs
+ * more to do the same work, while a request that never ends fails at any
+ * bound).
  */
 #define _GNU_SOURCE
 #include "process_vm_util.h"
