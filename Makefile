@@ -198,9 +198,14 @@ selftests: headers
 pvm_handle: $(B)/pristine.stamp
 	$(PVMH) all tests demo
 
-tools: tree
+tools: tree $(B)/tools/insnprof.so
 	$(MAKE) -s -C $(B)/ours/src/tools/process_vm OUTPUT=$(B)/tools
 	$(PVMH) all demo
+
+# The QEMU plugin that splits an -icount measurement by kernel function.
+$(B)/tools/insnprof.so: scripts/pvm/insnprof.c
+	mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -Wno-unused-parameter -shared -fPIC -o $@ $<
 
 run: kernel tools
 	$(VM) --kernel ours -- scripts/pvm/demo $(B)/tools
