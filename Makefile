@@ -103,11 +103,25 @@ $(B)/stock/src.stamp: $(B)/pristine.stamp
 	rm -rf $(B)/stock/src && mkdir -p $(B)/stock && cp -al $(PRISTINE) $(B)/stock/src
 	touch $@
 
-$(B)/ours/obj/.config: kernel/configs/pvm.config kernel/configs/pvm-x86_64.config \
-		$(PATCHES) | $(B)/ours/src.stamp
+# A kernel's config fragments, in order, for architecture $(1): ours, what
+# the tests need (their own files, as upstream keeps them), the machine.
+FRAGS = kernel/configs/pvm.config tools/testing/selftests/process_vm/config \
+	mm/tests/.kunitconfig kernel/configs/pvm-$(1).config
+# $(call KCONFIG,DIR,KMAKE-ARCH,ARCH): tinyconfig, then each fragment merged
+# and resolved in turn, as `make FRAGMENT.config` does for the fragments
+# in kernel/configs.
+KCONFIG = $(call KMAKE,$(1),$(2)) tinyconfig && \
+	for f in $(call FRAGS,$(3)); do \
+		$(1)/src/scripts/kconfig/merge_config.sh -m -O $(1)/obj \
+			$(1)/obj/.config $$f > /dev/null && \
+		$(call KMAKE,$(1),$(2)) olddefconfig || exit 1; \
+	done && \
+	scripts/pvm/check-config $(1)/obj/.config $(call FRAGS,$(3)) || \
+		{ rm $(1)/obj/.config; exit 1; }
+
+$(B)/ours/obj/.config: $(call FRAGS,x86_64) $(PATCHES) | $(B)/ours/src.stamp
 	mkdir -p $(@D) && rm -f $@
-	$(call KMAKE,$(B)/ours) tinyconfig pvm.config pvm-x86_64.config
-	scripts/pvm/check-config $@ $(filter %.config,$^) || { rm $@; exit 1; }
+	$(call KCONFIG,$(B)/ours,,x86_64)
 $(B)/stock/obj/.config: $(B)/stock/src.stamp $(B)/ours/obj/.config
 	mkdir -p $(@D)
 	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $(B)/ours/obj/.config > $@
@@ -140,11 +154,9 @@ TRIPLET_i386  := i386-linux-gnu
 TRIPLET_arm64 := aarch64-linux-gnu
 .PHONY: check-arches $(foreach a,$(ARCHES),kernel-$(a) stock-$(a) selftests-$(a) check-$(a))
 
-$(B)/ours-%/obj/.config: kernel/configs/pvm.config kernel/configs/pvm-%.config \
-		$(PATCHES) | $(B)/ours/src.stamp
+$(B)/ours-%/obj/.config: $(call FRAGS,%) $(PATCHES) | $(B)/ours/src.stamp
 	mkdir -p $(@D) && ln -sfn ../ours/src $(B)/ours-$*/src && rm -f $@
-	$(call KMAKE,$(B)/ours-$*,$*) tinyconfig pvm.config pvm-$*.config
-	scripts/pvm/check-config $@ $(filter %.config,$^) || { rm $@; exit 1; }
+	$(call KCONFIG,$(B)/ours-$*,$*,$*)
 $(B)/stock-%/obj/.config: $(B)/ours-%/obj/.config $(B)/stock/src.stamp
 	mkdir -p $(@D) && ln -sfn ../stock/src $(B)/stock-$*/src
 	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $< > $@
