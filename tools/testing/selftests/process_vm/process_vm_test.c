@@ -672,47 +672,34 @@ TEST_F(pvm, pins_balanced)
 
 /* ---- iovec shapes ----------------------------------------------------- */
 
-#define END ((size_t)-1)
-
-struct shape {
-	const char *name;
-	size_t lstart, lgap, rstart, rgap;
-	size_t l[12], r[12];
-};
-
-static const struct shape shapes[] = {
-	{ "1:1 page", 0, 0, 0, 0, { 4096, END }, { 4096, END } },
-	{ "1:1 straddle", 8190, 0, 4095, 0, { 3, END }, { 3, END } },
-	{ "1:1 odd", 4000, 0, 77, 0, { 3 * 4096 + 123, END },
-	  { 3 * 4096 + 123, END } },
-	{ "1:N", 1, 0, 4090, 13, { 20000, END },
-	  { 1, 4095, 4097, 3, 1803, 0, 7777, END } },
-	{ "N:1", 4093, 5, 4091, 0, { 1, 2, 3, 4095, 4097, 8191, 0, 11, END },
-	  { 16400, END } },
-	{ "N:M", 3, 4099, 4094, 1, { 5, 0, 4099, 1, 0, 3000, 8193, END },
-	  { 4097, 0, 2, 6000, 0, 5198, 0, END } },
-	{ "more local", 0, 0, 4000, 100, { 10000, END }, { 100, 200, END } },
-	{ "more remote", 4095, 1, 0, 0, { 100, 50, END }, { 10000, END } },
-	{ "zero entries", 0, 7, 4096, 9, { 0, 0, 10, 0, END },
-	  { 0, 3, 0, 0, 7, 0, END } },
+static const struct pvm_shape shapes[] = {
+	{ "1:1 page", 0, 0, 0, 0,
+	  { 4096, PVM_SHAPE_END }, { 4096, PVM_SHAPE_END } },
+	{ "1:1 straddle", 8190, 0, 4095, 0,
+	  { 3, PVM_SHAPE_END }, { 3, PVM_SHAPE_END } },
+	{ "1:1 odd", 4000, 0, 77, 0,
+	  { 3 * 4096 + 123, PVM_SHAPE_END },
+	  { 3 * 4096 + 123, PVM_SHAPE_END } },
+	{ "1:N", 1, 0, 4090, 13,
+	  { 20000, PVM_SHAPE_END },
+	  { 1, 4095, 4097, 3, 1803, 0, 7777, PVM_SHAPE_END } },
+	{ "N:1", 4093, 5, 4091, 0,
+	  { 1, 2, 3, 4095, 4097, 8191, 0, 11, PVM_SHAPE_END },
+	  { 16400, PVM_SHAPE_END } },
+	{ "N:M", 3, 4099, 4094, 1,
+	  { 5, 0, 4099, 1, 0, 3000, 8193, PVM_SHAPE_END },
+	  { 4097, 0, 2, 6000, 0, 5198, 0, PVM_SHAPE_END } },
+	{ "more local", 0, 0, 4000, 100,
+	  { 10000, PVM_SHAPE_END }, { 100, 200, PVM_SHAPE_END } },
+	{ "more remote", 4095, 1, 0, 0,
+	  { 100, 50, PVM_SHAPE_END }, { 10000, PVM_SHAPE_END } },
+	{ "zero entries", 0, 7, 4096, 9,
+	  { 0, 0, 10, 0, PVM_SHAPE_END },
+	  { 0, 3, 0, 0, 7, 0, PVM_SHAPE_END } },
 	{ "multi page entries", 12, 4096, 1, 8192,
-	  { 17 * 4096 + 1, 5 * 4096, 3, END },
-	  { 2 * 4096 - 1, 40 * 4096 + 7, END } },
+	  { 17 * 4096 + 1, 5 * 4096, 3, PVM_SHAPE_END },
+	  { 2 * 4096 - 1, 40 * 4096 + 7, PVM_SHAPE_END } },
 };
-
-/* Lay out iovecs back to back with @gap bytes in between */
-static int layout(struct iovec *iov, uint8_t *base, size_t start, size_t gap,
-		  const size_t *lens)
-{
-	size_t pos = start;
-	int n;
-
-	for (n = 0; lens[n] != END; n++) {
-		iov[n] = (struct iovec){ base + pos, lens[n] };
-		pos += lens[n] + gap;
-	}
-	return n;
-}
 
 TEST_F(pvm, iov_max_entries)
 {
@@ -1239,7 +1226,7 @@ TEST_F(pvm, hugetlb)
  */
 TEST_F(pvm, shapes)
 {
-	struct iovec lv[12], rv[12];
+	struct pvm_shape_iov io;
 	unsigned long base;
 	const char *skip;
 	size_t i, k;
@@ -1254,17 +1241,12 @@ TEST_F(pvm, shapes)
 		self->rt = &self->t2;
 		self->rbase = (uint8_t *)base;
 		for (i = 0; i < ARRAY_SIZE(shapes); i++) {
-			const struct shape *s = &shapes[i];
-			int nl = layout(lv, self->local, s->lstart, s->lgap,
-					s->l);
-			int nr = layout(rv, self->rbase, s->rstart, s->rgap,
-					s->r);
-			size_t sl = pvm_iov_sum(lv, nl);
-			size_t sr = pvm_iov_sum(rv, nr);
-
-			TH_LOG("kind %s, shape %s", kinds[k].name, s->name);
-			run_call(_metadata, self, lv, nl, rv, nr,
-				 sl < sr ? sl : sr);
+			pvm_shape_layout(&io, &shapes[i], self->local,
+					 self->rbase);
+			TH_LOG("kind %s, shape %s", kinds[k].name,
+			       shapes[i].name);
+			run_call(_metadata, self, io.l, io.nl, io.r, io.nr,
+				 io.count);
 		}
 		unmap_kind(self);
 	}

@@ -45,7 +45,6 @@
 #define PAGES		8
 #define DATA_PAGES	7
 #define HOLE_PG		7
-#define MAX_SEGS	9
 
 /* Negative as (compat_)ssize_t in a 32-bit program, valid in a 64-bit one */
 #define BIG_LEN		((size_t)0x80000000UL)
@@ -301,7 +300,7 @@ static const struct iovec *placed(FIXTURE_DATA(compat) *self, int side,
 static void make_model(FIXTURE_DATA(compat) *self, const struct iovec *lv,
 		       int nl, const struct iovec *rv, int nr, size_t count)
 {
-	struct iovec ml[MAX_SEGS], mr[MAX_SEGS];
+	struct iovec ml[PVM_SHAPE_MAX], mr[PVM_SHAPE_MAX];
 	uint8_t *mirror = malloc(SZ);
 
 	if (!mirror)
@@ -399,61 +398,41 @@ static void run_placed(struct __test_metadata *_metadata,
 
 /* ---- shapes ----------------------------------------------------------- */
 
-#define END ((size_t)-1)
-
-struct shape {
-	const char *name;
-	size_t lstart, lgap, rstart, rgap;
-	size_t l[MAX_SEGS + 1], r[MAX_SEGS + 1];
-};
-
-static const struct shape shapes[] = {
-	{ "1x1", 5, 0, 4090, 0, { 3 * 4096 + 77, END },
-	  { 3 * 4096 + 77, END } },
-	{ "3x5", 3, 4099, 4094, 1, { 5000, 7, 9000, END },
-	  { 4097, 2, 6000, 1, 2907, END } },
+static const struct pvm_shape shapes[] = {
+	{ "1x1", 5, 0, 4090, 0,
+	  { 3 * 4096 + 77, PVM_SHAPE_END },
+	  { 3 * 4096 + 77, PVM_SHAPE_END } },
+	{ "3x5", 3, 4099, 4094, 1,
+	  { 5000, 7, 9000, PVM_SHAPE_END },
+	  { 4097, 2, 6000, 1, 2907, PVM_SHAPE_END } },
 	{ "9x9", 1, 7, 3, 13,
-	  { 1, 4095, 4097, 0, 100, 3000, 7, 5000, 1234, END },
-	  { 2000, 1, 0, 4096, 3, 5555, 77, 3000, 1812, END } },
-	{ "1x9", 1, 0, 4000, 13, { 20000, END },
-	  { 1, 4095, 4097, 0, 1803, 7777, 3, 2, 200, END } },
+	  { 1, 4095, 4097, 0, 100, 3000, 7, 5000, 1234, PVM_SHAPE_END },
+	  { 2000, 1, 0, 4096, 3, 5555, 77, 3000, 1812, PVM_SHAPE_END } },
+	{ "1x9", 1, 0, 4000, 13,
+	  { 20000, PVM_SHAPE_END },
+	  { 1, 4095, 4097, 0, 1803, 7777, 3, 2, 200, PVM_SHAPE_END } },
 	{ "9x1", 4093, 5, 4091, 0,
-	  { 1, 4095, 4097, 0, 8191, 11, 5, 6, 7, END }, { 16400, END } },
+	  { 1, 4095, 4097, 0, 8191, 11, 5, 6, 7, PVM_SHAPE_END },
+	  { 16400, PVM_SHAPE_END } },
 };
-
-/* Lay out iovecs back to back with @gap bytes in between */
-static int layout(struct iovec *iov, uint8_t *base, size_t start, size_t gap,
-		  const size_t *lens)
-{
-	size_t pos = start;
-	int n;
-
-	for (n = 0; lens[n] != END; n++) {
-		iov[n] = (struct iovec){ base + pos, lens[n] };
-		pos += lens[n] + gap;
-	}
-	return n;
-}
 
 static void run_shape(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(compat) *self, const char *name)
 {
-	struct iovec lv[MAX_SEGS], rv[MAX_SEGS];
-	const struct shape *s = NULL;
-	size_t i, ls, rs;
-	int nl, nr;
+	const struct pvm_shape *s = NULL;
+	struct pvm_shape_iov io;
+	const struct iovec *last;
+	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(shapes); i++)
 		if (!strcmp(shapes[i].name, name))
 			s = &shapes[i];
 	ASSERT_TRUE(s != NULL);
-	nl = layout(lv, self->local, s->lstart, s->lgap, s->l);
-	nr = layout(rv, region, s->rstart, s->rgap, s->r);
-	ls = pvm_iov_sum(lv, nl);
-	rs = pvm_iov_sum(rv, nr);
-	ASSERT_GT(DATA_SZ, (size_t)((uint8_t *)rv[nr - 1].iov_base +
-				    rv[nr - 1].iov_len - region));
-	run_placed(_metadata, self, name, lv, nl, rv, nr, ls < rs ? ls : rs);
+	pvm_shape_layout(&io, s, self->local, region);
+	last = &io.r[io.nr - 1];
+	ASSERT_GT(DATA_SZ, (size_t)((uint8_t *)last->iov_base +
+				    last->iov_len - region));
+	run_placed(_metadata, self, name, io.l, io.nl, io.r, io.nr, io.count);
 }
 
 /* One local and one remote iovec: the request's path without async data */

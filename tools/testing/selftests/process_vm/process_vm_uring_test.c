@@ -737,63 +737,43 @@ static void untouched(struct __test_metadata *_metadata,
 
 /* ---- shapes ----------------------------------------------------------- */
 
-#define END ((size_t)-1)
-
-struct shape {
-	const char *name;
-	size_t lstart, lgap, rstart, rgap;
-	size_t l[8], r[8];
+static const struct pvm_shape shapes[] = {
+	{ "1x1", 5, 0, 4090, 0,
+	  { 3 * 4096 + 77, PVM_SHAPE_END },
+	  { 3 * 4096 + 77, PVM_SHAPE_END } },
+	{ "1x1 straddle", 4095, 0, 8190, 0,
+	  { 3, PVM_SHAPE_END }, { 3, PVM_SHAPE_END } },
+	{ "1xN", 1, 0, 4000, 13,
+	  { 20000, PVM_SHAPE_END },
+	  { 1, 4095, 4097, 0, 1803, 7777, PVM_SHAPE_END } },
+	{ "Nx1", 4093, 5, 4091, 0,
+	  { 1, 4095, 4097, 0, 8191, 11, PVM_SHAPE_END },
+	  { 16400, PVM_SHAPE_END } },
+	{ "3x5 uneven", 3, 4099, 4094, 1,
+	  { 5000, 7, 9000, PVM_SHAPE_END },
+	  { 4097, 2, 6000, 1, 3907, PVM_SHAPE_END } },
+	{ "more local", 0, 0, 4000, 100,
+	  { 10000, PVM_SHAPE_END }, { 100, 200, PVM_SHAPE_END } },
+	{ "more remote", 4095, 1, 0, 0,
+	  { 100, 50, PVM_SHAPE_END }, { 10000, PVM_SHAPE_END } },
+	{ "multi page", 12, 4096, 1, 8192,
+	  { 9 * 4096 + 1, 3, PVM_SHAPE_END },
+	  { 2 * 4096 - 1, 3 * 4096 + 7, PVM_SHAPE_END } },
 };
-
-static const struct shape shapes[] = {
-	{ "1x1", 5, 0, 4090, 0, { 3 * 4096 + 77, END },
-	  { 3 * 4096 + 77, END } },
-	{ "1x1 straddle", 4095, 0, 8190, 0, { 3, END }, { 3, END } },
-	{ "1xN", 1, 0, 4000, 13, { 20000, END },
-	  { 1, 4095, 4097, 0, 1803, 7777, END } },
-	{ "Nx1", 4093, 5, 4091, 0, { 1, 4095, 4097, 0, 8191, 11, END },
-	  { 16400, END } },
-	{ "3x5 uneven", 3, 4099, 4094, 1, { 5000, 7, 9000, END },
-	  { 4097, 2, 6000, 1, 3907, END } },
-	{ "more local", 0, 0, 4000, 100, { 10000, END }, { 100, 200, END } },
-	{ "more remote", 4095, 1, 0, 0, { 100, 50, END }, { 10000, END } },
-	{ "multi page", 12, 4096, 1, 8192, { 9 * 4096 + 1, 3, END },
-	  { 2 * 4096 - 1, 3 * 4096 + 7, END } },
-};
-
-/* Lay out iovecs back to back with @gap bytes in between */
-static int layout(struct iovec *iov, uint8_t *base, size_t start, size_t gap,
-		  const size_t *lens)
-{
-	size_t pos = start;
-	int n;
-
-	for (n = 0; lens[n] != END; n++) {
-		iov[n] = (struct iovec){ base + pos, lens[n] };
-		pos += lens[n] + gap;
-	}
-	return n;
-}
 
 /* Every shape, data checked against the model byte by byte */
 TEST_F(uring, shapes)
 {
-	struct iovec lv[8], rv[8];
-	size_t i, count;
-	int nl, nr;
+	struct pvm_shape_iov io;
+	size_t i;
 
 	for (i = 0; i < ARRAY_LEN(shapes); i++) {
-		const struct shape *s = &shapes[i];
-
-		nl = layout(lv, self->local, s->lstart, s->lgap, s->l);
-		nr = layout(rv, region, s->rstart, s->rgap, s->r);
-		count = pvm_iov_sum(lv, nl) < pvm_iov_sum(rv, nr) ?
-			pvm_iov_sum(lv, nl) : pvm_iov_sum(rv, nr);
+		pvm_shape_layout(&io, &shapes[i], self->local, region);
 		prep(self);
-		EXPECT_EQ((long)count, OP(lv, nl, rv, nr, 0)) {
-			TH_LOG("shape %s", s->name);
+		EXPECT_EQ((long)io.count, OP(io.l, io.nl, io.r, io.nr, 0)) {
+			TH_LOG("shape %s", shapes[i].name);
 		}
-		verify(_metadata, self, lv, nl, rv, nr, count);
+		verify(_metadata, self, io.l, io.nl, io.r, io.nr, io.count);
 	}
 }
 

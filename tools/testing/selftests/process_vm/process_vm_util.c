@@ -493,6 +493,35 @@ size_t pvm_iov_sum(const struct iovec *iov, int n)
 	return sum;
 }
 
+/* ---- iovec shapes ----------------------------------------------------- */
+
+/* @lens laid out in @iov from byte @start of @base, @gap bytes apart */
+static int pvm_shape_side(struct iovec *iov, uint8_t *base, size_t start,
+			  size_t gap, const size_t *lens)
+{
+	size_t pos = start;
+	int n;
+
+	for (n = 0; n < PVM_SHAPE_MAX && lens[n] != PVM_SHAPE_END; n++) {
+		iov[n] = (struct iovec){ base + pos, lens[n] };
+		pos += lens[n] + gap;
+	}
+	return n;
+}
+
+/* Shape @s laid out on @local and @remote, into @io */
+void pvm_shape_layout(struct pvm_shape_iov *io, const struct pvm_shape *s,
+		      void *local, void *remote)
+{
+	size_t sl, sr;
+
+	io->nl = pvm_shape_side(io->l, local, s->lstart, s->lgap, s->l);
+	io->nr = pvm_shape_side(io->r, remote, s->rstart, s->rgap, s->r);
+	sl = pvm_iov_sum(io->l, io->nl);
+	sr = pvm_iov_sum(io->r, io->nr);
+	io->count = sl < sr ? sl : sr;
+}
+
 /*
  * Anonymous mmap() in the target; returns the address or 0 (addresses of
  * 32-bit processes do not fit a positive long, so no -errno here).

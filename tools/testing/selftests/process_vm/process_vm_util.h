@@ -165,6 +165,31 @@ long pvm_cmd_mmap(struct pvm_target *t, unsigned long len,
 long pvm_cmd_madvise(struct pvm_target *t, unsigned long addr,
 		     unsigned long len, unsigned long advice);
 
+/*
+ * An iovec shape, a row of a test's table: the lengths of the local and
+ * of the remote entries, each list ended by PVM_SHAPE_END, laid out back
+ * to back from byte @lstart (@rstart) of a buffer with @lgap (@rgap)
+ * bytes between entries.  pvm_shape_layout() makes the iovecs.
+ */
+#define PVM_SHAPE_MAX	11	/* entries on either side */
+#define PVM_SHAPE_END	((size_t)-1)
+
+struct pvm_shape {
+	const char *name;
+	size_t lstart, lgap, rstart, rgap;
+	size_t l[PVM_SHAPE_MAX + 1], r[PVM_SHAPE_MAX + 1];
+};
+
+/* A shape laid out on a local and a remote buffer */
+struct pvm_shape_iov {
+	struct iovec l[PVM_SHAPE_MAX], r[PVM_SHAPE_MAX];
+	int nl, nr;
+	size_t count;	/* what a copy moves: the smaller of the two totals */
+};
+
+void pvm_shape_layout(struct pvm_shape_iov *io, const struct pvm_shape *s,
+		      void *local, void *remote);
+
 /* Userspace model of the copy and iovec arithmetic. */
 size_t pvm_iov_model(const struct iovec *dst, int nd,
 		     const struct iovec *src, int ns, size_t max);
