@@ -640,23 +640,22 @@ static struct io_uring_sqe *fx_sqe(FIXTURE_DATA(uring) *self, int fd,
 	fx_run(self, self->pidfd, lv, nl, rv, nr, flags)
 
 /*
- * Start the userfaultfd target with handler delay @delay_ms.  0, or an
- * errno to skip with when userfaultfd cannot serve kernel faults here.
+ * Start the userfaultfd target with handler delay @delay_ms.  0, or
+ * -errno to skip with when userfaultfd cannot serve kernel faults here;
+ * a target that dies or cannot be opened as a pidfd fails the test.
  */
 static int start_uffd(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(uring) *self, long delay_ms)
 {
 	long ret = pvm_target_start(&self->u, setup_uffd, delay_ms, 0, 0);
 
-	EXPECT_NE(PVM_TARGET_DIED, ret);
-	if (ret == PVM_TARGET_DIED)
-		return -1;
+	ASSERT_NE(-EPIPE, ret);
 	if (pvm_is_err(ret))
-		return -ret;
+		return ret;
 	self->uarea = ret;
 	self->upidfd = sys_pidfd_open(self->u.pid, 0);
-	EXPECT_LE(0, self->upidfd);
-	return self->upidfd < 0 ? -1 : 0;
+	ASSERT_LE(0, self->upidfd);
+	return 0;
 }
 
 /* Local buffer before a call: SEED_L to be written, SENTINEL to be read */
@@ -1238,10 +1237,9 @@ TEST_F_TIMEOUT(uring, path_missing, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, 0);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	traced = trace_start(self->trace_dir, sizeof(self->trace_dir));
 	l = (struct iovec){ self->local + 3, len };
 	r = (struct iovec){ (void *)(self->uarea + 100), len };
@@ -1332,10 +1330,9 @@ TEST_F_TIMEOUT(uring, path_resume_mid_iovec, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	traced = trace_start(self->trace_dir, sizeof(self->trace_dir));
 	ASSERT_EQ(0, pvm_target_call(&self->u, cmd_uffd_populate, self->uarea,
 				     2 * psz, 0));
@@ -1393,10 +1390,9 @@ TEST_F_TIMEOUT(uring, submit_never_blocks, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, 200);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	l = (struct iovec){ self->local, len };
 	r = (struct iovec){ (void *)self->uarea, len };
 	prep(self);
@@ -1432,10 +1428,9 @@ TEST_F_TIMEOUT(uring, nowait_missing, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	l = (struct iovec){ self->local, 128 };
 	r = (struct iovec){ (void *)(self->uarea + psz - 64), 128 };
 	prep(self);
@@ -1584,10 +1579,9 @@ TEST_F_TIMEOUT(uring, cancel, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 
 	ud = ud_seq++;
 	prep(self);
@@ -1622,10 +1616,9 @@ TEST_F_TIMEOUT(uring, cancel_ring_close, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	prep(self);
 	submit_stuck(_metadata, self, &self->ring, 0, 100, 1, ud_seq++);
 	t0 = pvm_now_ms();
@@ -1671,10 +1664,9 @@ TEST_F_TIMEOUT(uring, cancel_thread_exit, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	ASSERT_EQ(0, pipe(s.go));
 	s.ud = ud_seq++;
 	prep(self);
@@ -1714,10 +1706,9 @@ TEST_F_TIMEOUT(uring, cancel_process_exit, 60)
 	char c;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	r = (struct iovec){ (void *)self->uarea, 100 };
 
 	for (how = 0; how < 2; how++) {
@@ -1795,10 +1786,9 @@ TEST_F_TIMEOUT(uring, pins_balanced, 120)
 	if (!pvm_pins_held(&before))
 		SKIP(return, "no nr_foll_pin_* in /proc/vmstat, or no root to fold them");
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	ASSERT_NE(NULL, lhole);
 	ASSERT_EQ(0, pvm_target_call(&self->u, cmd_uffd_populate, self->uarea,
 				     2 * psz, 0));

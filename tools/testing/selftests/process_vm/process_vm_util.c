@@ -236,13 +236,13 @@ static void pvm_target_loop(struct pvm_target *t)
 	_exit(0);
 }
 
-/* Result of the command sent last, or PVM_TARGET_DIED */
+/* Result of the command sent last, or -EPIPE if the target died */
 long pvm_target_recv(struct pvm_target *t)
 {
 	long ret;
 
 	if (pvm_read_full(t->resp, &ret, sizeof(ret)))
-		return PVM_TARGET_DIED;
+		return -EPIPE;
 	return ret;
 }
 
@@ -251,8 +251,8 @@ long pvm_target_recv(struct pvm_target *t)
  * set_tid; .exit_signal should be SIGCHLD), or by fork() if @args is NULL.
  * @setup (may be NULL) runs first in the child; its result is the first
  * response, which the parent returns (the child then serves commands
- * whatever the result).  Returns PVM_TARGET_DIED, errno set, when the
- * child or its pipes cannot be created.
+ * whatever the result).  Returns -errno, errno set, when the child or
+ * its pipes cannot be created; -EPIPE if it dies before it answers.
  */
 long pvm_target_start_clone(struct pvm_target *t, struct clone_args *args,
 			    pvm_fn setup, unsigned long a, unsigned long b,
@@ -263,7 +263,7 @@ long pvm_target_start_clone(struct pvm_target *t, struct clone_args *args,
 
 	t->pid = -1;
 	if (pipe(cp))
-		return PVM_TARGET_DIED;
+		return -errno;
 	if (pipe(rp)) {
 		err = errno;
 		goto close_cp;
@@ -300,7 +300,7 @@ close_cp:
 	close(cp[0]);
 	close(cp[1]);
 	errno = err;
-	return PVM_TARGET_DIED;
+	return -err;
 }
 
 /* pvm_target_start_clone() with fork(). */
@@ -319,12 +319,12 @@ int pvm_target_send(struct pvm_target *t, pvm_fn fn, unsigned long a,
 	return pvm_write_full(t->cmd, &cmd, sizeof(cmd));
 }
 
-/* Run @fn in the target; returns its result, or PVM_TARGET_DIED */
+/* Run @fn in the target; returns its result, or -EPIPE if it died */
 long pvm_target_call(struct pvm_target *t, pvm_fn fn, unsigned long a,
 		     unsigned long b, unsigned long c)
 {
 	if (pvm_target_send(t, fn, a, b, c))
-		return PVM_TARGET_DIED;
+		return -EPIPE;
 	return pvm_target_recv(t);
 }
 
@@ -403,20 +403,18 @@ long pvm_cmd_dump(struct pvm_target *t, unsigned long addr, unsigned long len,
 	return ret;
 }
 
-/* Copy @len bytes at @addr in the target into @buf (through the pipe). */
+/*
+ * Copy @len bytes at @addr in the target into @buf (through the pipe):
+ * 0, -EFAULT if some could not be read (zeroes in @buf there), or -EPIPE
+ * if the target died.
+ */
 int pvm_target_dump(struct pvm_target *t, unsigned long addr, void *buf,
 		    size_t len)
 {
-	struct pvm_cmd cmd = { .fn = pvm_cmd_dump, .a = addr, .b = len };
-	long ret;
-
-	if (pvm_write_full(t->cmd, &cmd, sizeof(cmd)))
-		return -1;
-	if (pvm_read_full(t->resp, buf, len))
-		return -1;
-	if (pvm_read_full(t->resp, &ret, sizeof(ret)))
-		return -1;
-	return ret;
+	if (pvm_target_send(t, pvm_cmd_dump, addr, len, 0) ||
+	    pvm_read_full(t->resp, buf, len))
+		return -EPIPE;
+	return pvm_target_recv(t);
 }
 
 long pvm_cmd_mprotect(struct pvm_target *t, unsigned long addr,

@@ -124,12 +124,13 @@ struct pvm_target {
 };
 
 /*
- * What pvm_target_call() and the start functions return when the target
- * died (or could not be created) instead of answering: no command returns
- * it, so it cannot be mistaken for a result.
+ * pvm_target_call(), pvm_target_recv() and the start functions return the
+ * command's (the setup's) result, or -EPIPE when the target died before
+ * it answered; the start functions return -errno, errno set, when the
+ * target cannot be created.  Commands and setups return what they found
+ * (a count, an index, an address) or -errno, never -EPIPE; pvm_is_err()
+ * tells an address from an errno.
  */
-#define PVM_TARGET_DIED	LONG_MIN
-
 long pvm_target_start_clone(struct pvm_target *t, struct clone_args *args,
 			    pvm_fn setup, unsigned long a, unsigned long b,
 			    unsigned long c);
