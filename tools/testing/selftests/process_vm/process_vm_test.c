@@ -555,6 +555,7 @@ TEST_F(pvm, remote_fault_stops_copy)
 	run_call(_metadata, self, &l, 1, r + 1, 2, -EFAULT);
 }
 
+/* Three pages of SEED_R, the middle one unmapped: the address, or -errno */
 static long setup_holey(struct pvm_target *t, unsigned long page,
 			unsigned long b, unsigned long c)
 {
@@ -562,7 +563,7 @@ static long setup_holey(struct pvm_target *t, unsigned long page,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
-		return 0;
+		return -errno;
 	pvm_fill(p, 3 * page, SEED_R);
 	munmap(p + page, page);
 	return (long)p;
@@ -574,7 +575,7 @@ TEST_F(pvm, remote_hole_partial)
 	unsigned long base = pvm_target_start(&self->t2, setup_holey, pg, 0, 0);
 	bool w = self->write;
 
-	ASSERT_NE(0, base);
+	ASSERT_FALSE(pvm_is_err(base));
 	/* straddling into the hole: the bytes before it */
 	if (w)
 		pvm_fill(self->local, 3 * pg, SEED_L);
@@ -744,7 +745,7 @@ TEST_F(pvm, large)
 	ASSERT_TRUE(buf != NULL);
 	base = pvm_target_call(&self->t, pvm_cmd_mmap, 6UL << 20,
 			       PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	ASSERT_NE(0, base);
+	ASSERT_FALSE(pvm_is_err(base));
 	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill, base, 6UL << 20,
 				     SEED_R));
 	xfer_ok(_metadata, self->write, self->t.pid, &self->t, buf, base + 333,
@@ -777,7 +778,7 @@ static const char *map_anon(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
 	*addr = pvm_target_call(&self->t2, pvm_cmd_mmap, len,
 				PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	ASSERT_NE(0, *addr);
+	ASSERT_FALSE(pvm_is_err(*addr));
 	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_fill, *addr, len,
 				     seed));
 	return NULL;
@@ -957,7 +958,8 @@ static const char *map_hugetlb(struct __test_metadata *_metadata,
 	*addr = pvm_target_call(&self->t2, pvm_cmd_mmap, 2 * huge,
 				PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_HUGETLB);
-	if (!*addr)
+	ASSERT_NE(-EPIPE, *addr);
+	if (pvm_is_err(*addr))
 		return "MAP_HUGETLB of default huge pages failed";
 	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_fill, *addr, 2 * huge,
 				     seed));
@@ -1375,6 +1377,7 @@ TEST_F(pvm, userfaultfd)
 
 /* ---- MAX_RW_COUNT ------------------------------------------------------ */
 
+/* 2 MiB of SEED_R, then 2 MiB of SEED_R + 1: the address, or -errno */
 static long setup_two_2m(struct pvm_target *t, unsigned long a,
 			 unsigned long b, unsigned long c)
 {
@@ -1382,7 +1385,7 @@ static long setup_two_2m(struct pvm_target *t, unsigned long a,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
-		return 0;
+		return -errno;
 	pvm_fill(p, SZ_2M, SEED_R);
 	pvm_fill(p + SZ_2M, SZ_2M, SEED_R + 1);
 	return (long)p;
@@ -1406,7 +1409,7 @@ TEST_F_TIMEOUT(pvm, max_rw_count_iovecs, 300)
 	ASSERT_TRUE(a != NULL);
 	ASSERT_EQ(PVM_MAX_RW, (size_t)INT_MAX + 1 - self->page);
 	base = pvm_target_start(&self->t2, setup_two_2m, 0, 0, 0);
-	ASSERT_NE(0, base);
+	ASSERT_FALSE(pvm_is_err(base));
 	for (i = 0; i < IOV_MAX; i++) {
 		lv[i] = (struct iovec){ a, SZ_2M };
 		rv[i] = (struct iovec){ (void *)base, SZ_2M };
@@ -1464,7 +1467,7 @@ TEST_F_TIMEOUT(pvm, max_rw_count_single, 300)
 	pvm_fill(w, SZ_2M, SEED_L);
 	ASSERT_EQ(-1, pvm_check(w + win - SZ_2M, SZ_2M, SEED_L));
 	base = pvm_target_start(&self->t2, setup_two_2m, 0, 0, 0);
-	ASSERT_NE(0, base);
+	ASSERT_FALSE(pvm_is_err(base));
 	for (i = 0; i < IOV_MAX; i++)
 		rv[i] = (struct iovec){ (void *)base, SZ_2M };
 	rv[IOV_MAX - 1].iov_base = (void *)(base + SZ_2M);

@@ -520,16 +520,13 @@ void pvm_shape_layout(struct pvm_shape_iov *io, const struct pvm_shape *s,
 	io->count = sl < sr ? sl : sr;
 }
 
-/*
- * Anonymous mmap() in the target; returns the address or 0 (addresses of
- * 32-bit processes do not fit a positive long, so no -errno here).
- */
+/* Anonymous mmap() in the target: the address or -errno (pvm_is_err()) */
 long pvm_cmd_mmap(struct pvm_target *t, unsigned long len, unsigned long prot,
 		  unsigned long flags)
 {
 	void *p = mmap(NULL, len, prot, flags | MAP_ANONYMOUS, -1, 0);
 
-	return p == MAP_FAILED ? 0 : (long)p;
+	return p == MAP_FAILED ? -errno : (long)p;
 }
 
 long pvm_cmd_madvise(struct pvm_target *t, unsigned long addr,

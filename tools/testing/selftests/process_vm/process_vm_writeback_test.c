@@ -253,15 +253,13 @@ static void *uffd_page(int *uffd)
 
 /* ---- targets ---------------------------------------------------------- */
 
-/* Map file @fd (inherited) shared; the address, or 0 */
+/* Map file @fd (inherited) shared: the address, or -errno */
 static long cmd_map_file(struct pvm_target *t, unsigned long fd,
 			 unsigned long len, unsigned long c)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
-	if (p == MAP_FAILED)
-		return 0;
-	return (long)p;
+	return p == MAP_FAILED ? -errno : (long)p;
 }
 
 /* Write the byte at @addr with the value it has: a writable, dirty pte */
@@ -561,7 +559,7 @@ TEST_F_TIMEOUT(wb, survives_writeback, 120)
 		/* the target maps the file and dirties it: a writable pte */
 		self->remote = pvm_target_call(&self->t, cmd_map_file,
 					       self->fd, psz, 0);
-		ASSERT_NE(0, self->remote);
+		ASSERT_FALSE(pvm_is_err(self->remote));
 		ASSERT_EQ(0, pvm_target_call(&self->t, cmd_touch,
 					     self->remote, 0, 0));
 		l[0] = (struct iovec){ self->local, psz };
@@ -573,7 +571,7 @@ TEST_F_TIMEOUT(wb, survives_writeback, 120)
 		self->remote = pvm_target_call(&self->t, pvm_cmd_mmap,
 					       2 * psz, PROT_READ | PROT_WRITE,
 					       MAP_PRIVATE);
-		ASSERT_NE(0, self->remote);
+		ASSERT_FALSE(pvm_is_err(self->remote));
 		for (i = 0; i < 2; i++)
 			ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill,
 						     self->remote + i * psz,
