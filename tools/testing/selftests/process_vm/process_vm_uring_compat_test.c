@@ -31,7 +31,6 @@
 #define PROCESS_VM_PIDFD	1
 #endif
 
-
 /* Not assigned upstream: private names, as in tools/process_vm/pvm_uring.h */
 #define OP_READV	192
 #define OP_WRITEV	193
@@ -48,10 +47,6 @@
 
 /* Negative as (compat_)ssize_t in a 32-bit program, valid in a 64-bit one */
 #define BIG_LEN		((size_t)0x80000000UL)
-
-/* Result of a request that got no CQE: not an errno */
-#define R_NOCQE		(-1000001L)
-
 
 static uint8_t *region;
 static size_t psz;
@@ -125,7 +120,7 @@ static int ring_init(struct ring *r)
 	return 0;
 }
 
-/* Submit @sqe, wait for its completion: cqe->res, or R_NOCQE. */
+/* Submit @sqe, wait for its completion: cqe->res, or a pvm_ring_failure */
 static long ring_run(struct ring *r, const struct io_uring_sqe *sqe)
 {
 	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask, head;
@@ -136,13 +131,13 @@ static long ring_run(struct ring *r, const struct io_uring_sqe *sqe)
 	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
 	if (syscall(__NR_io_uring_enter, r->fd, 1, 1, IORING_ENTER_GETEVENTS,
 		    NULL, 0) != 1)
-		return R_NOCQE;
+		return PVM_RING_NOT_SUBMITTED;
 	head = *r->cq_head;
 	while (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
 		if (syscall(__NR_io_uring_enter, r->fd, 0, 1,
 			    IORING_ENTER_GETEVENTS, NULL, 0) < 0 &&
 		    errno != EINTR)
-			return R_NOCQE;
+			return PVM_RING_NO_CQE;
 	res = r->cqes[head & *r->cq_mask].res;
 	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
 	return res;

@@ -71,11 +71,6 @@
 #define WAIT_MS		10000	/* a completion later than this is lost */
 #define PROMPT_MS	1000	/* what "promptly" means */
 
-/* Results of the helpers when no CQE came: not an errno */
-#define R_NOSQE		(-1000001L)
-#define R_SUBMIT	(-1000002L)
-#define R_LOST		(-1000003L)
-
 #if __SIZEOF_LONG__ == 8
 #define KERNEL_PTR	((void *)0xffff800000000000UL)
 #else
@@ -145,7 +140,7 @@ static struct io_uring_sqe *sqe_rw(struct io_uring *ring, bool write,
 	return sqe;
 }
 
-/* The result of the CQE for @ud (others are dropped), or R_LOST. */
+/* The result of the CQE for @ud (others are dropped), or PVM_RING_NO_CQE */
 static long wait_ud(struct io_uring *ring, uint64_t ud, long ms)
 {
 	struct __kernel_timespec ts = ms_ts(ms);
@@ -154,7 +149,7 @@ static long wait_ud(struct io_uring *ring, uint64_t ud, long ms)
 
 	for (;;) {
 		if (io_uring_wait_cqe_timeout(ring, &cqe, &ts))
-			return R_LOST;
+			return PVM_RING_NO_CQE;
 		res = cqe->res;
 		if (cqe->user_data == ud) {
 			io_uring_cqe_seen(ring, cqe);
@@ -168,7 +163,7 @@ static long wait_ud(struct io_uring *ring, uint64_t ud, long ms)
 static long submit_wait(struct io_uring *ring, uint64_t ud)
 {
 	if (io_uring_submit(ring) != 1)
-		return R_SUBMIT;
+		return PVM_RING_NOT_SUBMITTED;
 	return wait_ud(ring, ud, WAIT_MS);
 }
 
@@ -181,7 +176,7 @@ static long run_rw(struct io_uring *ring, bool write, bool fixed, int fd,
 
 	if (!sqe_rw(ring, write, fixed, fd, lv, nl, rv, nr, flags, sqe_flags,
 		    ud))
-		return R_NOSQE;
+		return PVM_RING_NO_SQE;
 	return submit_wait(ring, ud);
 }
 
@@ -214,7 +209,7 @@ static long res_of(const struct cqe_rec *c, int n, uint64_t ud)
 	for (i = 0; i < n; i++)
 		if (c[i].ud == ud)
 			return c[i].res;
-	return R_LOST;
+	return PVM_RING_NO_CQE;
 }
 
 /* ---- targets ---------------------------------------------------------- */
@@ -1149,7 +1144,7 @@ TEST_F(uring, eperm)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
 		for (i = 0; i < 4; i++)
-			res[i] = R_NOSQE;
+			res[i] = PVM_RING_NO_SQE;
 		if (drop_to_nobody() || io_uring_queue_init(8, &ring, 0))
 			_exit(pvm_write_full(p[1], res, sizeof(res)) ? 2 : 1);
 		fd = sys_pidfd_open(self->t.pid, 0);
@@ -1549,12 +1544,12 @@ static long cancel_ud(struct __test_metadata *_metadata,
 	int n;
 
 	if (!sqe)
-		return R_NOSQE;
+		return PVM_RING_NO_SQE;
 	io_uring_prep_cancel64(sqe, ud, 0);
 	sqe->user_data = cud;
 	t0 = pvm_now_ms();
 	if (io_uring_submit(&self->ring) != 1)
-		return R_SUBMIT;
+		return PVM_RING_NOT_SUBMITTED;
 	n = reap(&self->ring, c, 2, PROMPT_MS);
 	EXPECT_GT(PROMPT_MS, pvm_now_ms() - t0);
 	EXPECT_EQ(2, n);

@@ -167,6 +167,20 @@ long pvm_cmd_madvise(struct pvm_target *t, unsigned long addr,
 		     unsigned long len, unsigned long advice);
 
 /*
+ * What the io_uring helpers of the tests return when the ring failed, not
+ * the request, so that there is no CQE result to return.  A CQE's res is
+ * a byte count or -errno (-4095 at the least): these values cannot be
+ * taken for one, whatever a test expects.  They are no errnos on purpose:
+ * a failing io_uring_enter() gives errnos that requests give too (EBADF,
+ * EINVAL), and an expected -EINVAL would then pass without a request.
+ */
+enum pvm_ring_failure {
+	PVM_RING_NO_SQE = -1000001,		/* the SQ ring was full */
+	PVM_RING_NOT_SUBMITTED = -1000002,	/* io_uring_enter() refused */
+	PVM_RING_NO_CQE = -1000003,		/* no completion in time */
+};
+
+/*
  * An iovec shape, a row of a test's table: the lengths of the local and
  * of the remote entries, each list ended by PVM_SHAPE_END, laid out back
  * to back from byte @lstart (@rstart) of a buffer with @lgap (@rgap)

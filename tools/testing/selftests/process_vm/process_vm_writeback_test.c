@@ -466,6 +466,7 @@ FIXTURE_TEARDOWN(wb)
 
 /* ---- the test --------------------------------------------------------- */
 
+/* One request through the ring: its result, or a pvm_ring_failure */
 static long uring_rw(FIXTURE_DATA(wb) *self, int pidfd, bool write,
 		     const struct iovec *l, unsigned int nl,
 		     const struct iovec *r, unsigned int nr,
@@ -477,16 +478,16 @@ static long uring_rw(FIXTURE_DATA(wb) *self, int pidfd, bool write,
 	long res;
 
 	if (!sqe)
-		return -ENOSPC;
+		return PVM_RING_NO_SQE;
 	if (write)
 		pvm_uring_prep_writev(sqe, pidfd, l, nl, r, nr, 0);
 	else
 		pvm_uring_prep_readv(sqe, pidfd, l, nl, r, nr, 0);
 	sqe->flags |= sqe_flags;
 	if (io_uring_submit(&self->ring) != 1)
-		return -EIO;
+		return PVM_RING_NOT_SUBMITTED;
 	if (io_uring_wait_cqe_timeout(&self->ring, &cqe, &ts))
-		return -ETIMEDOUT;
+		return PVM_RING_NO_CQE;
 	res = cqe->res;
 	io_uring_cqe_seen(&self->ring, cqe);
 	return res;
