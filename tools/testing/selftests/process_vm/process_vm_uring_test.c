@@ -1146,7 +1146,8 @@ TEST_F(uring, eperm)
 		for (i = 0; i < 4; i++)
 			res[i] = PVM_RING_NO_SQE;
 		if (drop_to_nobody() || io_uring_queue_init(8, &ring, 0))
-			_exit(pvm_write_full(p[1], res, sizeof(res)) ? 2 : 1);
+			_exit(pvm_write_full(p[1], res, sizeof(res)) ?
+			      KSFT_FAIL : KSFT_SKIP);
 		fd = sys_pidfd_open(self->t.pid, 0);
 		res[0] = run_rw(&ring, self->write, false, self->pidfd, &l, 1,
 				&r, 1, 0, self->sqe_flags);
@@ -1157,14 +1158,15 @@ TEST_F(uring, eperm)
 				self->sqe_flags);
 		res[3] = run_rw(&ring, !self->write, false, self->pidfd, &l, 1,
 				&r, 1, 0, self->sqe_flags);
-		_exit(pvm_write_full(p[1], res, sizeof(res)) ? 2 : 0);
+		_exit(pvm_write_full(p[1], res, sizeof(res)) ?
+		      KSFT_FAIL : KSFT_PASS);
 	}
 	close(p[1]);
 	ASSERT_EQ(0, pvm_read_full(p[0], res, sizeof(res)));
 	close(p[0]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 1)
+	if (WEXITSTATUS(status) == KSFT_SKIP)
 		SKIP(return, "cannot become nobody or create a ring as nobody");
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(-EPERM, res[i]) {
