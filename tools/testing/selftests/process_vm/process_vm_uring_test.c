@@ -79,8 +79,6 @@
 /* Negative as ssize_t */
 #define NEG_LEN		((size_t)SSIZE_MAX + 1)
 
-#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
-
 static uint8_t *region;
 static size_t psz;
 static uint64_t ud_seq = 0x5056000000000000ULL;
@@ -227,7 +225,7 @@ static void close_other_fds(struct pvm_target *t)
 
 	if (!d)
 		return;
-	while ((e = readdir(d)) && n < (int)ARRAY_LEN(fds)) {
+	while ((e = readdir(d)) && n < (int)ARRAY_SIZE(fds)) {
 		fd = atoi(e->d_name);
 		if (fd > 2 && fd != dirfd(d) && fd != t->cmd && fd != t->resp)
 			fds[n++] = fd;
@@ -761,7 +759,7 @@ TEST_F(uring, shapes)
 	struct pvm_shape_iov io;
 	size_t i;
 
-	for (i = 0; i < ARRAY_LEN(shapes); i++) {
+	for (i = 0; i < ARRAY_SIZE(shapes); i++) {
 		pvm_shape_layout(&io, &shapes[i], self->local, region);
 		prep(self);
 		EXPECT_EQ((long)io.count, OP(io.l, io.nl, io.r, io.nr, 0)) {
@@ -1059,7 +1057,7 @@ TEST_F(uring, einval)
 	int field;
 
 	prep(self);
-	for (i = 0; i < ARRAY_LEN(bad_flags); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad_flags); i++) {
 		ud = ud_seq++;
 		sqe = fx_sqe(self, self->pidfd, &l, 1, &r, 1, 0, ud);
 		ASSERT_NE(NULL, sqe);
@@ -1976,7 +1974,7 @@ TEST_F(uring, parity)
 	ASSERT_NE(NULL, lv);
 	ASSERT_NE(NULL, rv);
 	ASSERT_NE(NULL, lhole);
-	for (i = 0; i < ARRAY_LEN(pcases); i++) {
+	for (i = 0; i < ARRAY_SIZE(pcases); i++) {
 		const struct pcase *c = &pcases[i];
 
 		make_iov(lv, c->l, c->nl, self->local, lhole);
@@ -1990,7 +1988,7 @@ TEST_F(uring, parity)
 	parity_one(_metadata, self, "bad remote array", lv, 1, (void *)lhole,
 		   1, 0);
 	/* iovec counts around the limit, one byte each */
-	for (i = 0; i < ARRAY_LEN(counts); i++) {
+	for (i = 0; i < ARRAY_SIZE(counts); i++) {
 		for (j = 0; j <= MAX_IOV; j++) {
 			lv[j] = (struct iovec){ self->local + 5 * j, 1 };
 			rv[j] = (struct iovec){ region + 11 * j + 1, j % 3 };

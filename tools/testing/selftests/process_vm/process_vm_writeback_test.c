@@ -49,8 +49,6 @@
 #define IMG_MB		16
 #define WAIT_MS		10000
 
-#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
-
 enum how { SYSCALL, NOWAIT, URING, URING_ASYNC };
 
 static const char *const how_name[] = {
@@ -73,7 +71,7 @@ static int run_mkfs(const char *img)
 	if (pid < 0)
 		return -1;
 	if (!pid) {
-		for (i = 0; i < ARRAY_LEN(paths); i++)
+		for (i = 0; i < ARRAY_SIZE(paths); i++)
 			execlp(paths[i], paths[i], "-q", "-F", img, NULL);
 		_exit(127);
 	}
