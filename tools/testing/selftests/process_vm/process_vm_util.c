@@ -168,6 +168,7 @@ int pvm_write_file(const char *path, const char *val)
 	return n < 0 ? -errno : 0;
 }
 
+/* For files that hold a number that is not negative */
 long pvm_read_long(const char *path)
 {
 	char buf[64] = { 0 };
@@ -175,10 +176,14 @@ long pvm_read_long(const char *path)
 	ssize_t n;
 
 	if (fd < 0)
-		return -1;
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		n = -errno;
 	close(fd);
-	return n <= 0 ? -1 : strtol(buf, NULL, 10);
+	if (n <= 0)
+		return n ? n : -ENODATA;
+	return strtol(buf, NULL, 10);
 }
 
 int pvm_write_long(const char *path, long val)
@@ -191,7 +196,10 @@ int pvm_write_long(const char *path, long val)
 
 /* ---- pipes ------------------------------------------------------------ */
 
-/* All @len bytes written to @fd if @out, else read; -1 on error or EOF */
+/*
+ * All @len bytes written to @fd if @out, else read: 0, or -errno; -EPIPE
+ * when the other end is gone (end of file, or nothing written).
+ */
 static int pvm_io_full(int fd, void *buf, size_t len, bool out)
 {
 	uint8_t *p = buf;
@@ -201,8 +209,10 @@ static int pvm_io_full(int fd, void *buf, size_t len, bool out)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return -1;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -EPIPE;
 		p += n;
 		len -= n;
 	}
@@ -310,7 +320,7 @@ long pvm_target_start(struct pvm_target *t, pvm_fn setup, unsigned long a,
 	return pvm_target_start_clone(t, NULL, setup, a, b, c);
 }
 
-/* Start @fn in the target without waiting for it; 0 on success */
+/* Start @fn in the target without waiting for it: 0, or -errno */
 int pvm_target_send(struct pvm_target *t, pvm_fn fn, unsigned long a,
 		    unsigned long b, unsigned long c)
 {
@@ -328,17 +338,20 @@ long pvm_target_call(struct pvm_target *t, pvm_fn fn, unsigned long a,
 	return pvm_target_recv(t);
 }
 
-/* Stop the target (if running) and reap it; returns its wait status. */
+/*
+ * Stop the target (if running) and reap it: its wait status, or -errno
+ * (-ECHILD if no target was running).
+ */
 int pvm_target_stop(struct pvm_target *t)
 {
-	int status = -1;
+	int status;
 
 	if (t->pid <= 0)
-		return -1;
+		return -ECHILD;
 	close(t->cmd);
 	close(t->resp);
 	if (waitpid(t->pid, &status, 0) != t->pid)
-		status = -1;
+		status = -errno;
 	t->pid = -1;
 	return status;
 }
@@ -535,15 +548,15 @@ long pvm_cmd_madvise(struct pvm_target *t, unsigned long addr,
 	return madvise((void *)addr, len, advice) ? -errno : 0;
 }
 
-/* Wait until @pid is a zombie (exited, not reaped); 0 on success. */
+/* Wait until @pid is a zombie (exited, not reaped): 0, or -errno */
 int pvm_wait_zombie(pid_t pid)
 {
 	siginfo_t si;
 
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_PID, pid, &si, WEXITED | WNOWAIT))
-		return -1;
-	return si.si_pid == pid ? 0 : -1;
+		return -errno;
+	return si.si_pid == pid ? 0 : -ECHILD;
 }
 
 long long pvm_now_ms(void)

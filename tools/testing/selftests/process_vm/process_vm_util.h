@@ -91,12 +91,12 @@ void *pvm_map_aligned(size_t len, size_t align, int prot, int flags);
 size_t pvm_thp_size(void);
 size_t pvm_hugetlb_size(void);
 
-/* Small files of /proc and /sys: 0 or -errno; the number, or -1. */
+/* Small files of /proc and /sys: 0 or -errno; the number (>= 0) or -errno */
 int pvm_write_file(const char *path, const char *val);
 long pvm_read_long(const char *path);
 int pvm_write_long(const char *path, long val);
 
-/* All @len bytes, or -1 on error or EOF. */
+/* All @len bytes: 0, or -errno (-EPIPE at end of file) */
 int pvm_read_full(int fd, void *buf, size_t len);
 int pvm_write_full(int fd, const void *buf, size_t len);
 
@@ -215,7 +215,7 @@ size_t pvm_iov_sum(const struct iovec *iov, int n);
 int pvm_wait_zombie(pid_t pid);
 long long pvm_now_ms(void);
 
-/* Yama ptrace_scope, or -1 when Yama is absent. */
+/* Yama ptrace_scope, or -errno (-ENOENT when Yama is absent) */
 #define PVM_YAMA_SCOPE "/proc/sys/kernel/yama/ptrace_scope"
 long pvm_yama_scope(void);
 
