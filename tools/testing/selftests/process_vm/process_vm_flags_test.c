@@ -84,15 +84,15 @@ static bool pvm_flags_supported(void)
 /*
  * Targets are process_vm_util.h targets.  Their setup lets any process
  * trace them (Yama ptrace_scope 1 would otherwise refuse readers that are
- * not their ancestors) and, when @want is not 0, fails unless the child got
- * that pid number.
+ * not their ancestors) and, when @want is not 0, fails with -EAGAIN unless
+ * the child got that pid number.
  */
 static long setup_target(struct pvm_target *t, unsigned long want,
 			 unsigned long b, unsigned long c)
 {
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	if (want && getpid() != (pid_t)want)
-		return -1;
+		return -EAGAIN;
 	return 0;
 }
 

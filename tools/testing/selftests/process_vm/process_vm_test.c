@@ -473,14 +473,17 @@ static void *thread_fn(void *arg)
 	return NULL;
 }
 
+/* A second thread in the target: its tid, or -errno */
 static long setup_thread(struct pvm_target *t, unsigned long a,
 			 unsigned long b, unsigned long c)
 {
 	pthread_t th;
 	long tid;
+	int err;
 
-	if (pthread_create(&th, NULL, thread_fn, NULL))
-		return -1;
+	err = pthread_create(&th, NULL, thread_fn, NULL);
+	if (err)
+		return -err;
 	while (!(tid = __atomic_load_n(&setup_thread_fn_tid,
 				       __ATOMIC_ACQUIRE)))
 		usleep(1000);

@@ -341,19 +341,20 @@ static long cmd_uffd_ptid(struct pvm_target *t, unsigned long a,
 
 /*
  * Threads waiting on the userfaultfd: "total" in its fdinfo counts the
- * faults not yet resolved whose faulting thread still waits.
+ * faults not yet resolved whose faulting thread still waits.  -errno if
+ * the fdinfo cannot be read, -ENOENT if it has no "total".
  */
 static long cmd_uffd_waiters(struct pvm_target *t, unsigned long a,
 			     unsigned long b, unsigned long c)
 {
 	char path[64], line[128];
-	long total = -1;
+	long total = -ENOENT;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", ufs.uffd);
 	f = fopen(path, "r");
 	if (!f)
-		return -1;
+		return -errno;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "total: %ld", &total) == 1)
 			break;
