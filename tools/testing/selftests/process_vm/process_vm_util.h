@@ -38,7 +38,12 @@
 #define PVM_MAX_RW	((size_t)(INT_MAX & ~(PVM_PAGE - 1)))
 #define PVM_IS_64BIT	(sizeof(long) == 8)
 
-/* Raw wrappers: return the syscall result, errno set on -1. */
+/*
+ * Raw wrappers: return the syscall result, errno set on -1.  pvm_rwf() is
+ * process_vm_writev() if @write, else process_vm_readv(); pvm_rw() is
+ * pvm_rwf() with no flags; pvm_rw1() moves @len bytes between @local and
+ * @raddr, one iovec on each side.
+ */
 ssize_t pvm_readv(pid_t pid, const struct iovec *lvec, unsigned long liovcnt,
 		  const struct iovec *rvec, unsigned long riovcnt,
 		  unsigned long flags);
