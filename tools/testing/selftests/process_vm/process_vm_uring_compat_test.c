@@ -317,16 +317,6 @@ static void make_model(FIXTURE_DATA(compat) *self, const struct iovec *lv,
 	free(mirror);
 }
 
-static long first_diff(const uint8_t *a, const uint8_t *b, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (a[i] != b[i])
-			return i;
-	return -1;
-}
-
 /*
  * One call through process_vm_{read,write}v(PROCESS_VM_PIDFD), then one
  * request, both with the iovec arrays at @lvec and @rvec: each must give
@@ -373,10 +363,10 @@ static void run_case(struct __test_metadata *_metadata,
 	EXPECT_EQ(res[0], res[1]) {
 		TH_LOG("%s: syscall %ld, io_uring %ld", name, res[0], res[1]);
 	}
-	EXPECT_EQ(-1, first_diff(self->model, self->snap[0], len)) {
+	EXPECT_EQ(-1, pvm_first_diff(self->model, self->snap[0], len)) {
 		TH_LOG("%s: the syscall's data differs from the model", name);
 	}
-	EXPECT_EQ(-1, first_diff(self->model, self->snap[1], len)) {
+	EXPECT_EQ(-1, pvm_first_diff(self->model, self->snap[1], len)) {
 		TH_LOG("%s: io_uring's data differs from the model", name);
 	}
 }

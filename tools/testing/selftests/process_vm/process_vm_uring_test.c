@@ -661,16 +661,6 @@ static void prep(FIXTURE_DATA(uring) *self)
 		memset(self->local, SENTINEL, LOCAL_SZ);
 }
 
-static long first_diff(const uint8_t *a, const uint8_t *b, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (a[i] != b[i])
-			return i;
-	return -1;
-}
-
 /*
  * After a call of the fixture's direction that moved @count bytes between
  * @lv (in self->local, prepared by prep()) and @rv (in the region of
@@ -697,7 +687,7 @@ static void verify_on(struct __test_metadata *_metadata,
 		ASSERT_EQ(count, pvm_iov_model(mr, nr, lv, nl, count));
 		ASSERT_EQ(0, pvm_target_dump(t, (unsigned long)region, buf,
 					     DATA_SZ));
-		EXPECT_EQ(-1, first_diff(buf, mirror, DATA_SZ));
+		EXPECT_EQ(-1, pvm_first_diff(buf, mirror, DATA_SZ));
 		ASSERT_EQ(0, pvm_target_call(t, pvm_cmd_fill,
 					     (unsigned long)region, DATA_SZ,
 					     seed));
@@ -705,7 +695,7 @@ static void verify_on(struct __test_metadata *_metadata,
 		memset(buf, SENTINEL, LOCAL_SZ);
 		pvm_iov_rebase(ml, lv, nl, self->local, buf);
 		ASSERT_EQ(count, pvm_iov_model(ml, nl, mr, nr, count));
-		EXPECT_EQ(-1, first_diff(self->local, buf, LOCAL_SZ));
+		EXPECT_EQ(-1, pvm_first_diff(self->local, buf, LOCAL_SZ));
 	}
 	free(mirror);
 	free(buf);
@@ -1291,12 +1281,12 @@ static void verify_uffd(struct __test_metadata *_metadata,
 		ASSERT_EQ(count, pvm_iov_model(mr, nr, lv, nl, count));
 		ASSERT_EQ(0, pvm_target_dump(&self->u, self->uarea, buf,
 					     span));
-		EXPECT_EQ(-1, first_diff(buf, mirror, span));
+		EXPECT_EQ(-1, pvm_first_diff(buf, mirror, span));
 	} else {
 		memset(buf, SENTINEL, LOCAL_SZ);
 		pvm_iov_rebase(ml, lv, nl, self->local, buf);
 		ASSERT_EQ(count, pvm_iov_model(ml, nl, mr, nr, count));
-		EXPECT_EQ(-1, first_diff(self->local, buf, LOCAL_SZ));
+		EXPECT_EQ(-1, pvm_first_diff(self->local, buf, LOCAL_SZ));
 	}
 	free(mirror);
 	free(buf);
@@ -1951,8 +1941,8 @@ static void parity_one(struct __test_metadata *_metadata,
 	EXPECT_EQ(rsys, rop) {
 		TH_LOG("%s: syscall %ld, io_uring %ld", name, rsys, rop);
 	}
-	EXPECT_EQ(-1, first_diff(after_sys, after_op,
-				 self->write ? DATA_SZ : LOCAL_SZ)) {
+	EXPECT_EQ(-1, pvm_first_diff(after_sys, after_op,
+				     self->write ? DATA_SZ : LOCAL_SZ)) {
 		TH_LOG("%s: the data differs", name);
 	}
 	free(after_sys);

@@ -115,6 +115,18 @@ long pvm_check_byte(const void *buf, size_t len, uint8_t c)
 	return -1;
 }
 
+/* Index of the first byte where @a and @b differ, or -1. */
+long pvm_first_diff(const void *a, const void *b, size_t len)
+{
+	const uint8_t *p = a, *q = b;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != q[i])
+			return i;
+	return -1;
+}
+
 /* ---- mappings --------------------------------------------------------- */
 
 void *pvm_map(size_t len, int prot, int flags)

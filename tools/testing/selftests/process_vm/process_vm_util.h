@@ -76,8 +76,9 @@ static inline long pvm_res(ssize_t ret)
 
 /*
  * The pattern: byte @off of stream @seed.  The checks return the index of
- * the first byte that differs, or -1 when all match, so that a failed
- * ASSERT_EQ(-1, ...) prints where the data went wrong.
+ * the first byte that differs (from the pattern, from @c, from @b), or -1
+ * when all match, so that a failed ASSERT_EQ(-1, ...) prints where the
+ * data went wrong.
  */
 uint8_t pvm_pat(uint32_t seed, size_t off);
 void pvm_fill_at(void *buf, size_t len, uint32_t seed, size_t off);
@@ -85,6 +86,7 @@ long pvm_check_at(const void *buf, size_t len, uint32_t seed, size_t off);
 void pvm_fill(void *buf, size_t len, uint32_t seed);
 long pvm_check(const void *buf, size_t len, uint32_t seed);
 long pvm_check_byte(const void *buf, size_t len, uint8_t c);
+long pvm_first_diff(const void *a, const void *b, size_t len);
 
 /* Mappings: NULL on failure, errno set. */
 void *pvm_map(size_t len, int prot, int flags);
