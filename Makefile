@@ -49,7 +49,7 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
-	stress mutate bench interop patches docs clean distclean FORCE
+	stress mutate kunit bench interop patches docs clean distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
@@ -61,6 +61,8 @@ help:
 	@echo '                 (clang cross build); make check-arches: both'
 	@echo '  make stress     stress + fuzz run in the debug (KASAN/lockdep) kernel'
 	@echo '  make mutate     mutation test of the guest suite (MUTANTS="m01 u02", QUICK=1)'
+	@echo '  make kunit      the KUnit suite alone, the upstream way: kunit.py run with'
+	@echo '                 mm/tests/.kunitconfig (User-Mode Linux, in build/kunit)'
 	@echo '  make bench      benchmark host / stock VM / ours VM (QUICK=1 for a short run)'
 	@echo '  make interop    Open MPI, MPICH, UCX, libfabric over CMA on host / stock VM /'
 	@echo '                 ours VM, CMA on and off, Yama 0/1, root/nobody: out/interop/'
@@ -232,6 +234,11 @@ stress: debug selftests
 # runs for the mutants that need it if `make debug` was run.
 mutate: kernel selftests
 	scripts/pvm/mutate $(if $(QUICK),--quick) $(MUTANTS)
+
+# KUnit as upstream runs it: a UML kernel with only the .kunitconfig.
+kunit: tree
+	cd $(B)/ours/src && tools/testing/kunit/kunit.py run \
+		--kunitconfig=mm/tests/.kunitconfig --build_dir=$(B)/kunit --jobs=$(JOBS)
 
 bench: kernels tools
 	scripts/pvm/bench $(if $(QUICK),--quick)
