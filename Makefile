@@ -48,7 +48,7 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
-	stress mutate bench interop patches docs clean distclean FORCE
+	stress mutate kunit bench interop patches docs clean distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
@@ -60,6 +60,8 @@ help:
 	@echo '                 (clang cross build); make check-arches: both'
 	@echo '  make stress     stress + fuzz run in the debug (KASAN/lockdep) kernel'
 	@echo '  make mutate     mutation test of the guest suite (MUTANTS="m01 u02", QUICK=1)'
+	@echo '  make kunit      the KUnit suite alone, the upstream way: kunit.py run with'
+	@echo '                 mm/tests/.kunitconfig (User-Mode Linux, in build/kunit)'
 	@echo '  make bench      benchmark host / stock VM / ours VM (QUICK=1 for a short run)'
 	@echo '  make interop    Open MPI, MPICH, UCX, libfabric over CMA on host / stock VM /'
 	@echo '                 ours VM, CMA on and off, Yama 0/1, root/nobody: out/interop/'
@@ -102,11 +104,25 @@ $(B)/stock/src.stamp: $(B)/pristine.stamp
 	rm -rf $(B)/stock/src && mkdir -p $(B)/stock && cp -al $(PRISTINE) $(B)/stock/src
 	touch $@
 
-$(B)/ours/obj/.config: kernel/configs/pvm.config kernel/configs/pvm-x86_64.config \
-		$(PATCHES) | $(B)/ours/src.stamp
+# A kernel's config fragments, in order, for architecture $(1): ours, what
+# the tests need (their own files, as upstream keeps them), the machine.
+FRAGS = kernel/configs/pvm.config tools/testing/selftests/process_vm/config \
+	mm/tests/.kunitconfig kernel/configs/pvm-$(1).config
+# $(call KCONFIG,DIR,KMAKE-ARCH,ARCH): tinyconfig, then each fragment merged
+# and resolved in turn, as `make FRAGMENT.config` does for the fragments
+# in kernel/configs.
+KCONFIG = $(call KMAKE,$(1),$(2)) tinyconfig && \
+	for f in $(call FRAGS,$(3)); do \
+		$(1)/src/scripts/kconfig/merge_config.sh -m -O $(1)/obj \
+			$(1)/obj/.config $$f > /dev/null && \
+		$(call KMAKE,$(1),$(2)) olddefconfig || exit 1; \
+	done && \
+	scripts/pvm/check-config $(1)/obj/.config $(call FRAGS,$(3)) || \
+		{ rm $(1)/obj/.config; exit 1; }
+
+$(B)/ours/obj/.config: $(call FRAGS,x86_64) $(PATCHES) | $(B)/ours/src.stamp
 	mkdir -p $(@D) && rm -f $@
-	$(call KMAKE,$(B)/ours) tinyconfig pvm.config pvm-x86_64.config
-	scripts/pvm/check-config $@ $(filter %.config,$^) || { rm $@; exit 1; }
+	$(call KCONFIG,$(B)/ours,,x86_64)
 $(B)/stock/obj/.config: $(B)/stock/src.stamp $(B)/ours/obj/.config
 	mkdir -p $(@D)
 	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $(B)/ours/obj/.config > $@
@@ -139,11 +155,9 @@ TRIPLET_i386  := i386-linux-gnu
 TRIPLET_arm64 := aarch64-linux-gnu
 .PHONY: check-arches $(foreach a,$(ARCHES),kernel-$(a) stock-$(a) selftests-$(a) check-$(a))
 
-$(B)/ours-%/obj/.config: kernel/configs/pvm.config kernel/configs/pvm-%.config \
-		$(PATCHES) | $(B)/ours/src.stamp
+$(B)/ours-%/obj/.config: $(call FRAGS,%) $(PATCHES) | $(B)/ours/src.stamp
 	mkdir -p $(@D) && ln -sfn ../ours/src $(B)/ours-$*/src && rm -f $@
-	$(call KMAKE,$(B)/ours-$*,$*) tinyconfig pvm.config pvm-$*.config
-	scripts/pvm/check-config $@ $(filter %.config,$^) || { rm $@; exit 1; }
+	$(call KCONFIG,$(B)/ours-$*,$*,$*)
 $(B)/stock-%/obj/.config: $(B)/ours-%/obj/.config $(B)/stock/src.stamp
 	mkdir -p $(@D) && ln -sfn ../stock/src $(B)/stock-$*/src
 	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $< > $@
@@ -197,9 +211,14 @@ selftests: headers
 pvm_handle: $(B)/pristine.stamp
 	$(PVMH) all tests demo
 
-tools: tree
+tools: tree $(B)/tools/insnprof.so
 	$(MAKE) -s -C $(B)/ours/src/tools/process_vm OUTPUT=$(B)/tools
 	$(PVMH) all demo
+
+# The QEMU plugin that splits an -icount measurement by kernel function.
+$(B)/tools/insnprof.so: scripts/pvm/insnprof.c
+	mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -Wno-unused-parameter -shared -fPIC -o $@ $<
 
 run: kernel tools
 	$(VM) --kernel ours -- scripts/pvm/demo $(B)/tools
@@ -214,6 +233,11 @@ stress: debug selftests
 # runs for the mutants that need it if `make debug` was run.
 mutate: kernel selftests
 	scripts/pvm/mutate $(if $(QUICK),--quick) $(MUTANTS)
+
+# KUnit as upstream runs it: a UML kernel with only the .kunitconfig.
+kunit: tree
+	cd $(B)/ours/src && tools/testing/kunit/kunit.py run \
+		--kunitconfig=mm/tests/.kunitconfig --build_dir=$(B)/kunit --jobs=$(JOBS)
 
 bench: kernels tools
 	scripts/pvm/bench $(if $(QUICK),--quick)

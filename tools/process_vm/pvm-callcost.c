@@ -6,6 +6,10 @@
  * guest time is one guest instruction, so the output is a per-path
  * instruction profile of the syscall that can be compared between kernels
  * (scripts/pvm/vm-run --icount).  On hardware it is plain timing.
+ *
+ * Each timed loop is bracketed by two marker no-ops, which a QEMU plugin
+ * (scripts/pvm/insnprof.c) uses to split the instructions of that loop by
+ * kernel function; the row number printed first names the loop.
  */
 #define _GNU_SOURCE
 #include <stdalign.h>
@@ -21,6 +25,16 @@
 
 static alignas(PAGE) char buf[2 * PAGE];
 static alignas(PAGE) char big[BIG];
+
+/*
+ * Markers for the insnprof plugin: "nopl 0x50564d00(%rax)" opens a window,
+ * "nopl 0x50564d01(%rax)" closes it.  No-ops that nothing else emits.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define MARK(n)	asm volatile(".byte 0x0f, 0x1f, 0x80, " #n ", 0x4d, 0x56, 0x50" ::: "memory")
+#else
+#define MARK(n)	do { } while (0)
+#endif
 
 static double now_ns(void)
 {
@@ -40,19 +54,24 @@ static long readv_raw(pid_t pid, struct iovec *l, struct iovec *r,
 static void measure(const char *what, pid_t pid, struct iovec *l,
 		    struct iovec *r, unsigned long flags, long expect, int n)
 {
+	static int row;
 	double t0;
 	int i;
 
 	for (i = 0; i < 100; i++)
 		readv_raw(pid, l, r, flags);
+	row++;
 	t0 = now_ns();
+	MARK(0x00);
 	for (i = 0; i < n; i++) {
 		if (readv_raw(pid, l, r, flags) != expect) {
 			printf("%-36s unexpected result\n", what);
 			exit(1);
 		}
 	}
-	printf("%-36s %10.1f ns/call\n", what, (now_ns() - t0) / n);
+	MARK(0x01);
+	printf("%2d %-36s %10.1f ns/call (%d calls)\n", row, what,
+	       (now_ns() - t0) / n, n);
 }
 
 int main(void)

@@ -84,15 +84,15 @@ static bool pvm_flags_supported(void)
 /*
  * Targets are process_vm_util.h targets.  Their setup lets any process
  * trace them (Yama ptrace_scope 1 would otherwise refuse readers that are
- * not their ancestors) and, when @want is not 0, fails unless the child got
- * that pid number.
+ * not their ancestors) and, when @want is not 0, fails with -EAGAIN unless
+ * the child got that pid number.
  */
 static long setup_target(struct pvm_target *t, unsigned long want,
 			 unsigned long b, unsigned long c)
 {
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	if (want && getpid() != (pid_t)want)
-		return -1;
+		return -EAGAIN;
 	return 0;
 }
 
@@ -741,13 +741,32 @@ static int drop_to_nobody(void)
 }
 
 /*
+ * How a child of the pidfd permission tests ends: CHILD_OK when every
+ * call gave what it expected, else the first step that did not.  The
+ * parent expects CHILD_OK, so a failure prints the step's value.
+ */
+enum child_exit {
+	CHILD_OK = 0,
+	CHILD_NO_BUFFER = 10,	/* malloc() failed */
+	CHILD_NO_PIDFD,		/* none received, or pidfd_open() failed */
+	CHILD_NOT_NOBODY,	/* could not switch to nobody */
+	CHILD_READ_NOT_EPERM,	/* a read by pidfd as nobody */
+	CHILD_WRITE_NOT_EPERM,	/* a write by pidfd as nobody */
+	CHILD_PID_NOT_EPERM,	/* a read by pid as nobody */
+	CHILD_READ_SHORT,	/* a read by pidfd: not all of it */
+	CHILD_READ_WRONG,	/* a read by pidfd: other data */
+	CHILD_WRITE_SHORT,	/* a write by pidfd: not all of it */
+	CHILD_KILLED,		/* it did not exit: a signal killed it */
+	CHILD_LOST,		/* it could not be forked or waited for */
+};
+
+/*
  * Reader child: receives a pidfd over @sk and uses it on the target, whose
  * @region holds pattern 0x3c.  With @drop it first becomes nobody and must
- * get EPERM, like with the pid form.  Exit code 0: as expected; 10 + n:
- * failed at step n.
+ * get EPERM, like with the pid form.
  */
-static int scm_reader(int sk, void *region, size_t len, bool drop,
-		      pid_t target_pid)
+static enum child_exit scm_reader(int sk, void *region, size_t len,
+				  bool drop, pid_t target_pid)
 {
 	uint8_t *buf = malloc(len);
 	struct iovec l = { .iov_base = buf, .iov_len = len };
@@ -756,47 +775,47 @@ static int scm_reader(int sk, void *region, size_t len, bool drop,
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (!buf)
-		return 10;
+		return CHILD_NO_BUFFER;
 	pidfd = recv_fd(sk);
 	if (pidfd < 0)
-		return 11;
+		return CHILD_NO_PIDFD;
 	if (drop) {
 		if (drop_to_nobody())
-			return 12;
+			return CHILD_NOT_NOBODY;
 		if (pvm_res(pvm_readv(pidfd, &l, 1, &r, 1,
 				      PROCESS_VM_PIDFD)) != -EPERM)
-			return 13;
+			return CHILD_READ_NOT_EPERM;
 		if (pvm_res(pvm_writev(pidfd, &l, 1, &r, 1,
 				       PROCESS_VM_PIDFD)) != -EPERM)
-			return 14;
+			return CHILD_WRITE_NOT_EPERM;
 		if (pvm_res(pvm_readv(target_pid, &l, 1, &r, 1, 0)) != -EPERM)
-			return 15;
-		return 0;
+			return CHILD_PID_NOT_EPERM;
+		return CHILD_OK;
 	}
 	if (pvm_res(pvm_readv(pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD)) !=
 	    (long)len)
-		return 16;
+		return CHILD_READ_SHORT;
 	if (pvm_check(buf, len, 0x3c) != -1)
-		return 17;
+		return CHILD_READ_WRONG;
 	pvm_fill(buf, len, 0x3d);
 	if (pvm_res(pvm_writev(pidfd, &l, 1, &r, 1, PROCESS_VM_PIDFD)) !=
 	    (long)len)
-		return 18;
-	return 0;
+		return CHILD_WRITE_SHORT;
+	return CHILD_OK;
 }
 
-/* Pass @pidfd to a forked scm_reader(); returns its exit code. */
-static int run_scm_reader(int pidfd, pid_t target_pid, void *region,
-			  size_t len, bool drop)
+/* Pass @pidfd to a forked scm_reader(); how it ended. */
+static enum child_exit run_scm_reader(int pidfd, pid_t target_pid,
+				      void *region, size_t len, bool drop)
 {
 	int sk[2], status;
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk))
-		return -1;
+		return CHILD_LOST;
 	pid = fork();
 	if (pid < 0)
-		return -1;
+		return CHILD_LOST;
 	if (pid == 0) {
 		close(sk[0]);
 		_exit(scm_reader(sk[1], region, len, drop, target_pid));
@@ -806,9 +825,9 @@ static int run_scm_reader(int pidfd, pid_t target_pid, void *region,
 		kill(pid, SIGKILL);
 	close(sk[0]);
 	if (waitpid(pid, &status, 0) != pid)
-		return -1;
+		return CHILD_LOST;
 	if (!WIFEXITED(status))
-		return -2;
+		return CHILD_KILLED;
 	return WEXITSTATUS(status);
 }
 
@@ -821,8 +840,8 @@ TEST_F(pvm, pidfd_scm_rights)
 
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
 	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, len, 0x3c));
-	EXPECT_EQ(0, run_scm_reader(self->pidfd, self->t.pid, region, len,
-				    false));
+	EXPECT_EQ(CHILD_OK, run_scm_reader(self->pidfd, self->t.pid, region,
+					   len, false));
 	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0x3d));
 }
 
@@ -840,8 +859,8 @@ TEST_F(pvm, pidfd_scm_rights_eperm)
 		SKIP(return, "needs root to switch to nobody");
 	ASSERT_EQ(0, target_fork(&self->t, &self->pidfd));
 	ASSERT_EQ(0, fx_call(self, pvm_cmd_fill, 0, len, 0x3c));
-	EXPECT_EQ(0, run_scm_reader(self->pidfd, self->t.pid, region, len,
-				    true));
+	EXPECT_EQ(CHILD_OK, run_scm_reader(self->pidfd, self->t.pid, region,
+					   len, true));
 	/* The refused write changed nothing... */
 	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0x3c));
 	/* ...and the opener still has access. */
@@ -871,25 +890,25 @@ TEST_F(pvm, pidfd_eperm)
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (drop_to_nobody())
-			_exit(10);
+			_exit(CHILD_NOT_NOBODY);
 		pidfd = sys_pidfd_open(self->t.pid, 0);
 		if (pidfd < 0)
-			_exit(11);
+			_exit(CHILD_NO_PIDFD);
 		if (tgt_rw1(&self->t, pidfd, false, 0, self->buf,
 			    region, len) != -EPERM)
-			_exit(12);
+			_exit(CHILD_PID_NOT_EPERM);
 		if (tgt_rw1(&self->t, pidfd, false, PROCESS_VM_PIDFD,
 			    self->buf, region, len) != -EPERM)
-			_exit(13);
+			_exit(CHILD_READ_NOT_EPERM);
 		if (tgt_rw1(&self->t, pidfd, true,
 			    PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT,
 			    self->buf, region, len) != -EPERM)
-			_exit(14);
-		_exit(0);
+			_exit(CHILD_WRITE_NOT_EPERM);
+		_exit(CHILD_OK);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(CHILD_OK, WEXITSTATUS(status));
 	EXPECT_EQ(-1, fx_call(self, pvm_cmd_check, 0, len, 0x3c));
 }
 

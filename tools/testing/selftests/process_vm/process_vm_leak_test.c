@@ -242,7 +242,7 @@ static void note(struct driver *d, int i, const char *what, long got,
 		 "target %d: %s returned %ld, expected %ld", i, what, got, want);
 }
 
-/* One request through the ring; its result, or a value below -4095. */
+/* One request through the ring: its result, or a pvm_ring_failure */
 static long uring_rw(struct driver *d, int pidfd, bool write,
 		     const struct iovec *l, const struct iovec *r,
 		     unsigned int sqe_flags)
@@ -253,16 +253,16 @@ static long uring_rw(struct driver *d, int pidfd, bool write,
 	long res;
 
 	if (!sqe)
-		return -100000;
+		return PVM_RING_NO_SQE;
 	if (write)
 		pvm_uring_prep_writev(sqe, pidfd, l, 1, r, 1, 0);
 	else
 		pvm_uring_prep_readv(sqe, pidfd, l, 1, r, 1, 0);
 	sqe->flags |= sqe_flags;
 	if (io_uring_submit(&d->ring) != 1)
-		return -100001;
+		return PVM_RING_NOT_SUBMITTED;
 	if (io_uring_wait_cqe_timeout(&d->ring, &cqe, &ts))
-		return -100002;
+		return PVM_RING_NO_CQE;
 	res = cqe->res;
 	io_uring_cqe_seen(&d->ring, cqe);
 	return res;

@@ -115,8 +115,10 @@ static long setup_caller(struct pvm_target *t, unsigned long uid,
 }
 
 /*
- * In the caller: one call of @len bytes at @raddr in @pid.  Returns the
- * count or -errno; -EBADMSG if a read returned wrong data.
+ * In the caller: one call of @len bytes at @raddr in @pid, a write if
+ * @write.  A command has three arguments, so @write_len packs the two as
+ * len << 1 | write.  Returns the count or -errno; -EBADMSG if a read
+ * returned wrong data.
  */
 static long cmd_access(struct pvm_target *t, unsigned long pid,
 		       unsigned long raddr, unsigned long write_len)

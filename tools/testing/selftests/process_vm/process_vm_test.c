@@ -437,8 +437,7 @@ TEST_F(pvm, zombie_and_reaped)
 	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
 	pid = self->t2.pid;
 	ASSERT_EQ(16, pvm_res(pvm_rw(self->write, pid, &l, 1, &r, 1)));
-	ASSERT_EQ(PVM_TARGET_DIED,
-		  pvm_target_call(&self->t2, pvm_cmd_exit, 0, 0, 0));
+	ASSERT_EQ(-EPIPE, pvm_target_call(&self->t2, pvm_cmd_exit, 0, 0, 0));
 	ASSERT_EQ(0, pvm_wait_zombie(pid));
 	/* a zombie has no mm */
 	ASSERT_EQ(-ESRCH, pvm_res(pvm_rw(self->write, pid, &l, 1, &r, 1)));
@@ -474,14 +473,17 @@ static void *thread_fn(void *arg)
 	return NULL;
 }
 
+/* A second thread in the target: its tid, or -errno */
 static long setup_thread(struct pvm_target *t, unsigned long a,
 			 unsigned long b, unsigned long c)
 {
 	pthread_t th;
 	long tid;
+	int err;
 
-	if (pthread_create(&th, NULL, thread_fn, NULL))
-		return -1;
+	err = pthread_create(&th, NULL, thread_fn, NULL);
+	if (err)
+		return -err;
 	while (!(tid = __atomic_load_n(&setup_thread_fn_tid,
 				       __ATOMIC_ACQUIRE)))
 		usleep(1000);
@@ -556,6 +558,7 @@ TEST_F(pvm, remote_fault_stops_copy)
 	run_call(_metadata, self, &l, 1, r + 1, 2, -EFAULT);
 }
 
+/* Three pages of SEED_R, the middle one unmapped: the address, or -errno */
 static long setup_holey(struct pvm_target *t, unsigned long page,
 			unsigned long b, unsigned long c)
 {
@@ -563,7 +566,7 @@ static long setup_holey(struct pvm_target *t, unsigned long page,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
-		return 0;
+		return -errno;
 	pvm_fill(p, 3 * page, SEED_R);
 	munmap(p + page, page);
 	return (long)p;
@@ -575,7 +578,7 @@ TEST_F(pvm, remote_hole_partial)
 	unsigned long base = pvm_target_start(&self->t2, setup_holey, pg, 0, 0);
 	bool w = self->write;
 
-	ASSERT_NE(0, base);
+	ASSERT_FALSE(pvm_is_err(base));
 	/* straddling into the hole: the bytes before it */
 	if (w)
 		pvm_fill(self->local, 3 * pg, SEED_L);
@@ -672,47 +675,34 @@ TEST_F(pvm, pins_balanced)
 
 /* ---- iovec shapes ----------------------------------------------------- */
 
-#define END ((size_t)-1)
-
-struct shape {
-	const char *name;
-	size_t lstart, lgap, rstart, rgap;
-	size_t l[12], r[12];
-};
-
-static const struct shape shapes[] = {
-	{ "1:1 page", 0, 0, 0, 0, { 4096, END }, { 4096, END } },
-	{ "1:1 straddle", 8190, 0, 4095, 0, { 3, END }, { 3, END } },
-	{ "1:1 odd", 4000, 0, 77, 0, { 3 * 4096 + 123, END },
-	  { 3 * 4096 + 123, END } },
-	{ "1:N", 1, 0, 4090, 13, { 20000, END },
-	  { 1, 4095, 4097, 3, 1803, 0, 7777, END } },
-	{ "N:1", 4093, 5, 4091, 0, { 1, 2, 3, 4095, 4097, 8191, 0, 11, END },
-	  { 16400, END } },
-	{ "N:M", 3, 4099, 4094, 1, { 5, 0, 4099, 1, 0, 3000, 8193, END },
-	  { 4097, 0, 2, 6000, 0, 5198, 0, END } },
-	{ "more local", 0, 0, 4000, 100, { 10000, END }, { 100, 200, END } },
-	{ "more remote", 4095, 1, 0, 0, { 100, 50, END }, { 10000, END } },
-	{ "zero entries", 0, 7, 4096, 9, { 0, 0, 10, 0, END },
-	  { 0, 3, 0, 0, 7, 0, END } },
+static const struct pvm_shape shapes[] = {
+	{ "1:1 page", 0, 0, 0, 0,
+	  { 4096, PVM_SHAPE_END }, { 4096, PVM_SHAPE_END } },
+	{ "1:1 straddle", 8190, 0, 4095, 0,
+	  { 3, PVM_SHAPE_END }, { 3, PVM_SHAPE_END } },
+	{ "1:1 odd", 4000, 0, 77, 0,
+	  { 3 * 4096 + 123, PVM_SHAPE_END },
+	  { 3 * 4096 + 123, PVM_SHAPE_END } },
+	{ "1:N", 1, 0, 4090, 13,
+	  { 20000, PVM_SHAPE_END },
+	  { 1, 4095, 4097, 3, 1803, 0, 7777, PVM_SHAPE_END } },
+	{ "N:1", 4093, 5, 4091, 0,
+	  { 1, 2, 3, 4095, 4097, 8191, 0, 11, PVM_SHAPE_END },
+	  { 16400, PVM_SHAPE_END } },
+	{ "N:M", 3, 4099, 4094, 1,
+	  { 5, 0, 4099, 1, 0, 3000, 8193, PVM_SHAPE_END },
+	  { 4097, 0, 2, 6000, 0, 5198, 0, PVM_SHAPE_END } },
+	{ "more local", 0, 0, 4000, 100,
+	  { 10000, PVM_SHAPE_END }, { 100, 200, PVM_SHAPE_END } },
+	{ "more remote", 4095, 1, 0, 0,
+	  { 100, 50, PVM_SHAPE_END }, { 10000, PVM_SHAPE_END } },
+	{ "zero entries", 0, 7, 4096, 9,
+	  { 0, 0, 10, 0, PVM_SHAPE_END },
+	  { 0, 3, 0, 0, 7, 0, PVM_SHAPE_END } },
 	{ "multi page entries", 12, 4096, 1, 8192,
-	  { 17 * 4096 + 1, 5 * 4096, 3, END },
-	  { 2 * 4096 - 1, 40 * 4096 + 7, END } },
+	  { 17 * 4096 + 1, 5 * 4096, 3, PVM_SHAPE_END },
+	  { 2 * 4096 - 1, 40 * 4096 + 7, PVM_SHAPE_END } },
 };
-
-/* Lay out iovecs back to back with @gap bytes in between */
-static int layout(struct iovec *iov, uint8_t *base, size_t start, size_t gap,
-		  const size_t *lens)
-{
-	size_t pos = start;
-	int n;
-
-	for (n = 0; lens[n] != END; n++) {
-		iov[n] = (struct iovec){ base + pos, lens[n] };
-		pos += lens[n] + gap;
-	}
-	return n;
-}
 
 TEST_F(pvm, iov_max_entries)
 {
@@ -758,7 +748,7 @@ TEST_F(pvm, large)
 	ASSERT_TRUE(buf != NULL);
 	base = pvm_target_call(&self->t, pvm_cmd_mmap, 6UL << 20,
 			       PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	ASSERT_NE(0, base);
+	ASSERT_FALSE(pvm_is_err(base));
 	ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill, base, 6UL << 20,
 				     SEED_R));
 	xfer_ok(_metadata, self->write, self->t.pid, &self->t, buf, base + 333,
@@ -791,7 +781,7 @@ static const char *map_anon(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pvm_target_start(&self->t2, NULL, 0, 0, 0));
 	*addr = pvm_target_call(&self->t2, pvm_cmd_mmap, len,
 				PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	ASSERT_NE(0, *addr);
+	ASSERT_FALSE(pvm_is_err(*addr));
 	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_fill, *addr, len,
 				     seed));
 	return NULL;
@@ -971,7 +961,8 @@ static const char *map_hugetlb(struct __test_metadata *_metadata,
 	*addr = pvm_target_call(&self->t2, pvm_cmd_mmap, 2 * huge,
 				PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_HUGETLB);
-	if (!*addr)
+	ASSERT_NE(-EPIPE, *addr);
+	if (pvm_is_err(*addr))
 		return "MAP_HUGETLB of default huge pages failed";
 	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_fill, *addr, 2 * huge,
 				     seed));
@@ -1239,7 +1230,7 @@ TEST_F(pvm, hugetlb)
  */
 TEST_F(pvm, shapes)
 {
-	struct iovec lv[12], rv[12];
+	struct pvm_shape_iov io;
 	unsigned long base;
 	const char *skip;
 	size_t i, k;
@@ -1254,17 +1245,12 @@ TEST_F(pvm, shapes)
 		self->rt = &self->t2;
 		self->rbase = (uint8_t *)base;
 		for (i = 0; i < ARRAY_SIZE(shapes); i++) {
-			const struct shape *s = &shapes[i];
-			int nl = layout(lv, self->local, s->lstart, s->lgap,
-					s->l);
-			int nr = layout(rv, self->rbase, s->rstart, s->rgap,
-					s->r);
-			size_t sl = pvm_iov_sum(lv, nl);
-			size_t sr = pvm_iov_sum(rv, nr);
-
-			TH_LOG("kind %s, shape %s", kinds[k].name, s->name);
-			run_call(_metadata, self, lv, nl, rv, nr,
-				 sl < sr ? sl : sr);
+			pvm_shape_layout(&io, &shapes[i], self->local,
+					 self->rbase);
+			TH_LOG("kind %s, shape %s", kinds[k].name,
+			       shapes[i].name);
+			run_call(_metadata, self, io.l, io.nl, io.r, io.nr,
+				 io.count);
 		}
 		unmap_kind(self);
 	}
@@ -1300,7 +1286,7 @@ TEST_F(pvm, memfd_secret)
 {
 	long ret = pvm_target_start(&self->t2, setup_secret, self->page, 0, 0);
 
-	ASSERT_NE(PVM_TARGET_DIED, ret);
+	ASSERT_NE(-EPIPE, ret);
 	if (pvm_is_err(ret) && pvm_syscall_missing(-ret))
 		SKIP(return, "memfd_secret() not available: %s",
 		     strerror(-ret));
@@ -1380,7 +1366,7 @@ TEST_F(pvm, userfaultfd)
 	size_t pg = self->page;
 	long base = pvm_target_start(&self->t2, setup_uffd, 4 * pg, 0, 0);
 
-	ASSERT_NE(PVM_TARGET_DIED, base);
+	ASSERT_NE(-EPIPE, base);
 	if (pvm_is_err(base))
 		SKIP(return, "userfaultfd unavailable: %s", strerror(-base));
 	/* the copy waits for the handler, then completes */
@@ -1394,6 +1380,7 @@ TEST_F(pvm, userfaultfd)
 
 /* ---- MAX_RW_COUNT ------------------------------------------------------ */
 
+/* 2 MiB of SEED_R, then 2 MiB of SEED_R + 1: the address, or -errno */
 static long setup_two_2m(struct pvm_target *t, unsigned long a,
 			 unsigned long b, unsigned long c)
 {
@@ -1401,7 +1388,7 @@ static long setup_two_2m(struct pvm_target *t, unsigned long a,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
-		return 0;
+		return -errno;
 	pvm_fill(p, SZ_2M, SEED_R);
 	pvm_fill(p + SZ_2M, SZ_2M, SEED_R + 1);
 	return (long)p;
@@ -1425,7 +1412,7 @@ TEST_F_TIMEOUT(pvm, max_rw_count_iovecs, 300)
 	ASSERT_TRUE(a != NULL);
 	ASSERT_EQ(PVM_MAX_RW, (size_t)INT_MAX + 1 - self->page);
 	base = pvm_target_start(&self->t2, setup_two_2m, 0, 0, 0);
-	ASSERT_NE(0, base);
+	ASSERT_FALSE(pvm_is_err(base));
 	for (i = 0; i < IOV_MAX; i++) {
 		lv[i] = (struct iovec){ a, SZ_2M };
 		rv[i] = (struct iovec){ (void *)base, SZ_2M };
@@ -1483,7 +1470,7 @@ TEST_F_TIMEOUT(pvm, max_rw_count_single, 300)
 	pvm_fill(w, SZ_2M, SEED_L);
 	ASSERT_EQ(-1, pvm_check(w + win - SZ_2M, SZ_2M, SEED_L));
 	base = pvm_target_start(&self->t2, setup_two_2m, 0, 0, 0);
-	ASSERT_NE(0, base);
+	ASSERT_FALSE(pvm_is_err(base));
 	for (i = 0; i < IOV_MAX; i++)
 		rv[i] = (struct iovec){ (void *)base, SZ_2M };
 	rv[IOV_MAX - 1].iov_base = (void *)(base + SZ_2M);

@@ -31,7 +31,6 @@
 #define PROCESS_VM_PIDFD	1
 #endif
 
-
 /* Not assigned upstream: private names, as in tools/process_vm/pvm_uring.h */
 #define OP_READV	192
 #define OP_WRITEV	193
@@ -45,14 +44,9 @@
 #define PAGES		8
 #define DATA_PAGES	7
 #define HOLE_PG		7
-#define MAX_SEGS	9
 
 /* Negative as (compat_)ssize_t in a 32-bit program, valid in a 64-bit one */
 #define BIG_LEN		((size_t)0x80000000UL)
-
-/* Result of a request that got no CQE: not an errno */
-#define R_NOCQE		(-1000001L)
-
 
 static uint8_t *region;
 static size_t psz;
@@ -126,7 +120,7 @@ static int ring_init(struct ring *r)
 	return 0;
 }
 
-/* Submit @sqe, wait for its completion: cqe->res, or R_NOCQE. */
+/* Submit @sqe, wait for its completion: cqe->res, or a pvm_ring_failure */
 static long ring_run(struct ring *r, const struct io_uring_sqe *sqe)
 {
 	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask, head;
@@ -137,13 +131,13 @@ static long ring_run(struct ring *r, const struct io_uring_sqe *sqe)
 	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
 	if (syscall(__NR_io_uring_enter, r->fd, 1, 1, IORING_ENTER_GETEVENTS,
 		    NULL, 0) != 1)
-		return R_NOCQE;
+		return PVM_RING_NOT_SUBMITTED;
 	head = *r->cq_head;
 	while (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
 		if (syscall(__NR_io_uring_enter, r->fd, 0, 1,
 			    IORING_ENTER_GETEVENTS, NULL, 0) < 0 &&
 		    errno != EINTR)
-			return R_NOCQE;
+			return PVM_RING_NO_CQE;
 	res = r->cqes[head & *r->cq_mask].res;
 	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
 	return res;
@@ -301,7 +295,7 @@ static const struct iovec *placed(FIXTURE_DATA(compat) *self, int side,
 static void make_model(FIXTURE_DATA(compat) *self, const struct iovec *lv,
 		       int nl, const struct iovec *rv, int nr, size_t count)
 {
-	struct iovec ml[MAX_SEGS], mr[MAX_SEGS];
+	struct iovec ml[PVM_SHAPE_MAX], mr[PVM_SHAPE_MAX];
 	uint8_t *mirror = malloc(SZ);
 
 	if (!mirror)
@@ -321,16 +315,6 @@ static void make_model(FIXTURE_DATA(compat) *self, const struct iovec *lv,
 		}
 	}
 	free(mirror);
-}
-
-static long first_diff(const uint8_t *a, const uint8_t *b, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (a[i] != b[i])
-			return i;
-	return -1;
 }
 
 /*
@@ -379,10 +363,10 @@ static void run_case(struct __test_metadata *_metadata,
 	EXPECT_EQ(res[0], res[1]) {
 		TH_LOG("%s: syscall %ld, io_uring %ld", name, res[0], res[1]);
 	}
-	EXPECT_EQ(-1, first_diff(self->model, self->snap[0], len)) {
+	EXPECT_EQ(-1, pvm_first_diff(self->model, self->snap[0], len)) {
 		TH_LOG("%s: the syscall's data differs from the model", name);
 	}
-	EXPECT_EQ(-1, first_diff(self->model, self->snap[1], len)) {
+	EXPECT_EQ(-1, pvm_first_diff(self->model, self->snap[1], len)) {
 		TH_LOG("%s: io_uring's data differs from the model", name);
 	}
 }
@@ -399,61 +383,41 @@ static void run_placed(struct __test_metadata *_metadata,
 
 /* ---- shapes ----------------------------------------------------------- */
 
-#define END ((size_t)-1)
-
-struct shape {
-	const char *name;
-	size_t lstart, lgap, rstart, rgap;
-	size_t l[MAX_SEGS + 1], r[MAX_SEGS + 1];
-};
-
-static const struct shape shapes[] = {
-	{ "1x1", 5, 0, 4090, 0, { 3 * 4096 + 77, END },
-	  { 3 * 4096 + 77, END } },
-	{ "3x5", 3, 4099, 4094, 1, { 5000, 7, 9000, END },
-	  { 4097, 2, 6000, 1, 2907, END } },
+static const struct pvm_shape shapes[] = {
+	{ "1x1", 5, 0, 4090, 0,
+	  { 3 * 4096 + 77, PVM_SHAPE_END },
+	  { 3 * 4096 + 77, PVM_SHAPE_END } },
+	{ "3x5", 3, 4099, 4094, 1,
+	  { 5000, 7, 9000, PVM_SHAPE_END },
+	  { 4097, 2, 6000, 1, 2907, PVM_SHAPE_END } },
 	{ "9x9", 1, 7, 3, 13,
-	  { 1, 4095, 4097, 0, 100, 3000, 7, 5000, 1234, END },
-	  { 2000, 1, 0, 4096, 3, 5555, 77, 3000, 1812, END } },
-	{ "1x9", 1, 0, 4000, 13, { 20000, END },
-	  { 1, 4095, 4097, 0, 1803, 7777, 3, 2, 200, END } },
+	  { 1, 4095, 4097, 0, 100, 3000, 7, 5000, 1234, PVM_SHAPE_END },
+	  { 2000, 1, 0, 4096, 3, 5555, 77, 3000, 1812, PVM_SHAPE_END } },
+	{ "1x9", 1, 0, 4000, 13,
+	  { 20000, PVM_SHAPE_END },
+	  { 1, 4095, 4097, 0, 1803, 7777, 3, 2, 200, PVM_SHAPE_END } },
 	{ "9x1", 4093, 5, 4091, 0,
-	  { 1, 4095, 4097, 0, 8191, 11, 5, 6, 7, END }, { 16400, END } },
+	  { 1, 4095, 4097, 0, 8191, 11, 5, 6, 7, PVM_SHAPE_END },
+	  { 16400, PVM_SHAPE_END } },
 };
-
-/* Lay out iovecs back to back with @gap bytes in between */
-static int layout(struct iovec *iov, uint8_t *base, size_t start, size_t gap,
-		  const size_t *lens)
-{
-	size_t pos = start;
-	int n;
-
-	for (n = 0; lens[n] != END; n++) {
-		iov[n] = (struct iovec){ base + pos, lens[n] };
-		pos += lens[n] + gap;
-	}
-	return n;
-}
 
 static void run_shape(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(compat) *self, const char *name)
 {
-	struct iovec lv[MAX_SEGS], rv[MAX_SEGS];
-	const struct shape *s = NULL;
-	size_t i, ls, rs;
-	int nl, nr;
+	const struct pvm_shape *s = NULL;
+	struct pvm_shape_iov io;
+	const struct iovec *last;
+	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(shapes); i++)
 		if (!strcmp(shapes[i].name, name))
 			s = &shapes[i];
 	ASSERT_TRUE(s != NULL);
-	nl = layout(lv, self->local, s->lstart, s->lgap, s->l);
-	nr = layout(rv, region, s->rstart, s->rgap, s->r);
-	ls = pvm_iov_sum(lv, nl);
-	rs = pvm_iov_sum(rv, nr);
-	ASSERT_GT(DATA_SZ, (size_t)((uint8_t *)rv[nr - 1].iov_base +
-				    rv[nr - 1].iov_len - region));
-	run_placed(_metadata, self, name, lv, nl, rv, nr, ls < rs ? ls : rs);
+	pvm_shape_layout(&io, s, self->local, region);
+	last = &io.r[io.nr - 1];
+	ASSERT_GT(DATA_SZ, (size_t)((uint8_t *)last->iov_base +
+				    last->iov_len - region));
+	run_placed(_metadata, self, name, io.l, io.nl, io.r, io.nr, io.count);
 }
 
 /* One local and one remote iovec: the request's path without async data */

@@ -71,11 +71,6 @@
 #define WAIT_MS		10000	/* a completion later than this is lost */
 #define PROMPT_MS	1000	/* what "promptly" means */
 
-/* Results of the helpers when no CQE came: not an errno */
-#define R_NOSQE		(-1000001L)
-#define R_SUBMIT	(-1000002L)
-#define R_LOST		(-1000003L)
-
 #if __SIZEOF_LONG__ == 8
 #define KERNEL_PTR	((void *)0xffff800000000000UL)
 #else
@@ -83,8 +78,6 @@
 #endif
 /* Negative as ssize_t */
 #define NEG_LEN		((size_t)SSIZE_MAX + 1)
-
-#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 
 static uint8_t *region;
 static size_t psz;
@@ -145,7 +138,7 @@ static struct io_uring_sqe *sqe_rw(struct io_uring *ring, bool write,
 	return sqe;
 }
 
-/* The result of the CQE for @ud (others are dropped), or R_LOST. */
+/* The result of the CQE for @ud (others are dropped), or PVM_RING_NO_CQE */
 static long wait_ud(struct io_uring *ring, uint64_t ud, long ms)
 {
 	struct __kernel_timespec ts = ms_ts(ms);
@@ -154,7 +147,7 @@ static long wait_ud(struct io_uring *ring, uint64_t ud, long ms)
 
 	for (;;) {
 		if (io_uring_wait_cqe_timeout(ring, &cqe, &ts))
-			return R_LOST;
+			return PVM_RING_NO_CQE;
 		res = cqe->res;
 		if (cqe->user_data == ud) {
 			io_uring_cqe_seen(ring, cqe);
@@ -168,7 +161,7 @@ static long wait_ud(struct io_uring *ring, uint64_t ud, long ms)
 static long submit_wait(struct io_uring *ring, uint64_t ud)
 {
 	if (io_uring_submit(ring) != 1)
-		return R_SUBMIT;
+		return PVM_RING_NOT_SUBMITTED;
 	return wait_ud(ring, ud, WAIT_MS);
 }
 
@@ -181,7 +174,7 @@ static long run_rw(struct io_uring *ring, bool write, bool fixed, int fd,
 
 	if (!sqe_rw(ring, write, fixed, fd, lv, nl, rv, nr, flags, sqe_flags,
 		    ud))
-		return R_NOSQE;
+		return PVM_RING_NO_SQE;
 	return submit_wait(ring, ud);
 }
 
@@ -214,7 +207,7 @@ static long res_of(const struct cqe_rec *c, int n, uint64_t ud)
 	for (i = 0; i < n; i++)
 		if (c[i].ud == ud)
 			return c[i].res;
-	return R_LOST;
+	return PVM_RING_NO_CQE;
 }
 
 /* ---- targets ---------------------------------------------------------- */
@@ -232,7 +225,7 @@ static void close_other_fds(struct pvm_target *t)
 
 	if (!d)
 		return;
-	while ((e = readdir(d)) && n < (int)ARRAY_LEN(fds)) {
+	while ((e = readdir(d)) && n < (int)ARRAY_SIZE(fds)) {
 		fd = atoi(e->d_name);
 		if (fd > 2 && fd != dirfd(d) && fd != t->cmd && fd != t->resp)
 			fds[n++] = fd;
@@ -348,19 +341,20 @@ static long cmd_uffd_ptid(struct pvm_target *t, unsigned long a,
 
 /*
  * Threads waiting on the userfaultfd: "total" in its fdinfo counts the
- * faults not yet resolved whose faulting thread still waits.
+ * faults not yet resolved whose faulting thread still waits.  -errno if
+ * the fdinfo cannot be read, -ENOENT if it has no "total".
  */
 static long cmd_uffd_waiters(struct pvm_target *t, unsigned long a,
 			     unsigned long b, unsigned long c)
 {
 	char path[64], line[128];
-	long total = -1;
+	long total = -ENOENT;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", ufs.uffd);
 	f = fopen(path, "r");
 	if (!f)
-		return -1;
+		return -errno;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "total: %ld", &total) == 1)
 			break;
@@ -640,23 +634,22 @@ static struct io_uring_sqe *fx_sqe(FIXTURE_DATA(uring) *self, int fd,
 	fx_run(self, self->pidfd, lv, nl, rv, nr, flags)
 
 /*
- * Start the userfaultfd target with handler delay @delay_ms.  0, or an
- * errno to skip with when userfaultfd cannot serve kernel faults here.
+ * Start the userfaultfd target with handler delay @delay_ms.  0, or
+ * -errno to skip with when userfaultfd cannot serve kernel faults here;
+ * a target that dies or cannot be opened as a pidfd fails the test.
  */
 static int start_uffd(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(uring) *self, long delay_ms)
 {
 	long ret = pvm_target_start(&self->u, setup_uffd, delay_ms, 0, 0);
 
-	EXPECT_NE(PVM_TARGET_DIED, ret);
-	if (ret == PVM_TARGET_DIED)
-		return -1;
+	ASSERT_NE(-EPIPE, ret);
 	if (pvm_is_err(ret))
-		return -ret;
+		return ret;
 	self->uarea = ret;
 	self->upidfd = sys_pidfd_open(self->u.pid, 0);
-	EXPECT_LE(0, self->upidfd);
-	return self->upidfd < 0 ? -1 : 0;
+	ASSERT_LE(0, self->upidfd);
+	return 0;
 }
 
 /* Local buffer before a call: SEED_L to be written, SENTINEL to be read */
@@ -666,16 +659,6 @@ static void prep(FIXTURE_DATA(uring) *self)
 		pvm_fill(self->local, LOCAL_SZ, SEED_L);
 	else
 		memset(self->local, SENTINEL, LOCAL_SZ);
-}
-
-static long first_diff(const uint8_t *a, const uint8_t *b, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (a[i] != b[i])
-			return i;
-	return -1;
 }
 
 /*
@@ -704,7 +687,7 @@ static void verify_on(struct __test_metadata *_metadata,
 		ASSERT_EQ(count, pvm_iov_model(mr, nr, lv, nl, count));
 		ASSERT_EQ(0, pvm_target_dump(t, (unsigned long)region, buf,
 					     DATA_SZ));
-		EXPECT_EQ(-1, first_diff(buf, mirror, DATA_SZ));
+		EXPECT_EQ(-1, pvm_first_diff(buf, mirror, DATA_SZ));
 		ASSERT_EQ(0, pvm_target_call(t, pvm_cmd_fill,
 					     (unsigned long)region, DATA_SZ,
 					     seed));
@@ -712,7 +695,7 @@ static void verify_on(struct __test_metadata *_metadata,
 		memset(buf, SENTINEL, LOCAL_SZ);
 		pvm_iov_rebase(ml, lv, nl, self->local, buf);
 		ASSERT_EQ(count, pvm_iov_model(ml, nl, mr, nr, count));
-		EXPECT_EQ(-1, first_diff(self->local, buf, LOCAL_SZ));
+		EXPECT_EQ(-1, pvm_first_diff(self->local, buf, LOCAL_SZ));
 	}
 	free(mirror);
 	free(buf);
@@ -737,63 +720,43 @@ static void untouched(struct __test_metadata *_metadata,
 
 /* ---- shapes ----------------------------------------------------------- */
 
-#define END ((size_t)-1)
-
-struct shape {
-	const char *name;
-	size_t lstart, lgap, rstart, rgap;
-	size_t l[8], r[8];
+static const struct pvm_shape shapes[] = {
+	{ "1x1", 5, 0, 4090, 0,
+	  { 3 * 4096 + 77, PVM_SHAPE_END },
+	  { 3 * 4096 + 77, PVM_SHAPE_END } },
+	{ "1x1 straddle", 4095, 0, 8190, 0,
+	  { 3, PVM_SHAPE_END }, { 3, PVM_SHAPE_END } },
+	{ "1xN", 1, 0, 4000, 13,
+	  { 20000, PVM_SHAPE_END },
+	  { 1, 4095, 4097, 0, 1803, 7777, PVM_SHAPE_END } },
+	{ "Nx1", 4093, 5, 4091, 0,
+	  { 1, 4095, 4097, 0, 8191, 11, PVM_SHAPE_END },
+	  { 16400, PVM_SHAPE_END } },
+	{ "3x5 uneven", 3, 4099, 4094, 1,
+	  { 5000, 7, 9000, PVM_SHAPE_END },
+	  { 4097, 2, 6000, 1, 3907, PVM_SHAPE_END } },
+	{ "more local", 0, 0, 4000, 100,
+	  { 10000, PVM_SHAPE_END }, { 100, 200, PVM_SHAPE_END } },
+	{ "more remote", 4095, 1, 0, 0,
+	  { 100, 50, PVM_SHAPE_END }, { 10000, PVM_SHAPE_END } },
+	{ "multi page", 12, 4096, 1, 8192,
+	  { 9 * 4096 + 1, 3, PVM_SHAPE_END },
+	  { 2 * 4096 - 1, 3 * 4096 + 7, PVM_SHAPE_END } },
 };
-
-static const struct shape shapes[] = {
-	{ "1x1", 5, 0, 4090, 0, { 3 * 4096 + 77, END },
-	  { 3 * 4096 + 77, END } },
-	{ "1x1 straddle", 4095, 0, 8190, 0, { 3, END }, { 3, END } },
-	{ "1xN", 1, 0, 4000, 13, { 20000, END },
-	  { 1, 4095, 4097, 0, 1803, 7777, END } },
-	{ "Nx1", 4093, 5, 4091, 0, { 1, 4095, 4097, 0, 8191, 11, END },
-	  { 16400, END } },
-	{ "3x5 uneven", 3, 4099, 4094, 1, { 5000, 7, 9000, END },
-	  { 4097, 2, 6000, 1, 3907, END } },
-	{ "more local", 0, 0, 4000, 100, { 10000, END }, { 100, 200, END } },
-	{ "more remote", 4095, 1, 0, 0, { 100, 50, END }, { 10000, END } },
-	{ "multi page", 12, 4096, 1, 8192, { 9 * 4096 + 1, 3, END },
-	  { 2 * 4096 - 1, 3 * 4096 + 7, END } },
-};
-
-/* Lay out iovecs back to back with @gap bytes in between */
-static int layout(struct iovec *iov, uint8_t *base, size_t start, size_t gap,
-		  const size_t *lens)
-{
-	size_t pos = start;
-	int n;
-
-	for (n = 0; lens[n] != END; n++) {
-		iov[n] = (struct iovec){ base + pos, lens[n] };
-		pos += lens[n] + gap;
-	}
-	return n;
-}
 
 /* Every shape, data checked against the model byte by byte */
 TEST_F(uring, shapes)
 {
-	struct iovec lv[8], rv[8];
-	size_t i, count;
-	int nl, nr;
+	struct pvm_shape_iov io;
+	size_t i;
 
-	for (i = 0; i < ARRAY_LEN(shapes); i++) {
-		const struct shape *s = &shapes[i];
-
-		nl = layout(lv, self->local, s->lstart, s->lgap, s->l);
-		nr = layout(rv, region, s->rstart, s->rgap, s->r);
-		count = pvm_iov_sum(lv, nl) < pvm_iov_sum(rv, nr) ?
-			pvm_iov_sum(lv, nl) : pvm_iov_sum(rv, nr);
+	for (i = 0; i < ARRAY_SIZE(shapes); i++) {
+		pvm_shape_layout(&io, &shapes[i], self->local, region);
 		prep(self);
-		EXPECT_EQ((long)count, OP(lv, nl, rv, nr, 0)) {
-			TH_LOG("shape %s", s->name);
+		EXPECT_EQ((long)io.count, OP(io.l, io.nl, io.r, io.nr, 0)) {
+			TH_LOG("shape %s", shapes[i].name);
 		}
-		verify(_metadata, self, lv, nl, rv, nr, count);
+		verify(_metadata, self, io.l, io.nl, io.r, io.nr, io.count);
 	}
 }
 
@@ -1085,7 +1048,7 @@ TEST_F(uring, einval)
 	int field;
 
 	prep(self);
-	for (i = 0; i < ARRAY_LEN(bad_flags); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad_flags); i++) {
 		ud = ud_seq++;
 		sqe = fx_sqe(self, self->pidfd, &l, 1, &r, 1, 0, ud);
 		ASSERT_NE(NULL, sqe);
@@ -1170,9 +1133,10 @@ TEST_F(uring, eperm)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
 		for (i = 0; i < 4; i++)
-			res[i] = R_NOSQE;
+			res[i] = PVM_RING_NO_SQE;
 		if (drop_to_nobody() || io_uring_queue_init(8, &ring, 0))
-			_exit(pvm_write_full(p[1], res, sizeof(res)) ? 2 : 1);
+			_exit(pvm_write_full(p[1], res, sizeof(res)) ?
+			      KSFT_FAIL : KSFT_SKIP);
 		fd = sys_pidfd_open(self->t.pid, 0);
 		res[0] = run_rw(&ring, self->write, false, self->pidfd, &l, 1,
 				&r, 1, 0, self->sqe_flags);
@@ -1183,14 +1147,15 @@ TEST_F(uring, eperm)
 				self->sqe_flags);
 		res[3] = run_rw(&ring, !self->write, false, self->pidfd, &l, 1,
 				&r, 1, 0, self->sqe_flags);
-		_exit(pvm_write_full(p[1], res, sizeof(res)) ? 2 : 0);
+		_exit(pvm_write_full(p[1], res, sizeof(res)) ?
+		      KSFT_FAIL : KSFT_PASS);
 	}
 	close(p[1]);
 	ASSERT_EQ(0, pvm_read_full(p[0], res, sizeof(res)));
 	close(p[0]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 1)
+	if (WEXITSTATUS(status) == KSFT_SKIP)
 		SKIP(return, "cannot become nobody or create a ring as nobody");
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(-EPERM, res[i]) {
@@ -1258,10 +1223,9 @@ TEST_F_TIMEOUT(uring, path_missing, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, 0);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	traced = trace_start(self->trace_dir, sizeof(self->trace_dir));
 	l = (struct iovec){ self->local + 3, len };
 	r = (struct iovec){ (void *)(self->uarea + 100), len };
@@ -1317,12 +1281,12 @@ static void verify_uffd(struct __test_metadata *_metadata,
 		ASSERT_EQ(count, pvm_iov_model(mr, nr, lv, nl, count));
 		ASSERT_EQ(0, pvm_target_dump(&self->u, self->uarea, buf,
 					     span));
-		EXPECT_EQ(-1, first_diff(buf, mirror, span));
+		EXPECT_EQ(-1, pvm_first_diff(buf, mirror, span));
 	} else {
 		memset(buf, SENTINEL, LOCAL_SZ);
 		pvm_iov_rebase(ml, lv, nl, self->local, buf);
 		ASSERT_EQ(count, pvm_iov_model(ml, nl, mr, nr, count));
-		EXPECT_EQ(-1, first_diff(self->local, buf, LOCAL_SZ));
+		EXPECT_EQ(-1, pvm_first_diff(self->local, buf, LOCAL_SZ));
 	}
 	free(mirror);
 	free(buf);
@@ -1352,10 +1316,9 @@ TEST_F_TIMEOUT(uring, path_resume_mid_iovec, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	traced = trace_start(self->trace_dir, sizeof(self->trace_dir));
 	ASSERT_EQ(0, pvm_target_call(&self->u, cmd_uffd_populate, self->uarea,
 				     2 * psz, 0));
@@ -1413,10 +1376,9 @@ TEST_F_TIMEOUT(uring, submit_never_blocks, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, 200);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	l = (struct iovec){ self->local, len };
 	r = (struct iovec){ (void *)self->uarea, len };
 	prep(self);
@@ -1452,10 +1414,9 @@ TEST_F_TIMEOUT(uring, nowait_missing, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	l = (struct iovec){ self->local, 128 };
 	r = (struct iovec){ (void *)(self->uarea + psz - 64), 128 };
 	prep(self);
@@ -1574,12 +1535,12 @@ static long cancel_ud(struct __test_metadata *_metadata,
 	int n;
 
 	if (!sqe)
-		return R_NOSQE;
+		return PVM_RING_NO_SQE;
 	io_uring_prep_cancel64(sqe, ud, 0);
 	sqe->user_data = cud;
 	t0 = pvm_now_ms();
 	if (io_uring_submit(&self->ring) != 1)
-		return R_SUBMIT;
+		return PVM_RING_NOT_SUBMITTED;
 	n = reap(&self->ring, c, 2, PROMPT_MS);
 	EXPECT_GT(PROMPT_MS, pvm_now_ms() - t0);
 	EXPECT_EQ(2, n);
@@ -1604,10 +1565,9 @@ TEST_F_TIMEOUT(uring, cancel, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 
 	ud = ud_seq++;
 	prep(self);
@@ -1642,10 +1602,9 @@ TEST_F_TIMEOUT(uring, cancel_ring_close, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	prep(self);
 	submit_stuck(_metadata, self, &self->ring, 0, 100, 1, ud_seq++);
 	t0 = pvm_now_ms();
@@ -1691,10 +1650,9 @@ TEST_F_TIMEOUT(uring, cancel_thread_exit, 60)
 	int ret;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	ASSERT_EQ(0, pipe(s.go));
 	s.ud = ud_seq++;
 	prep(self);
@@ -1734,10 +1692,9 @@ TEST_F_TIMEOUT(uring, cancel_process_exit, 60)
 	char c;
 
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	r = (struct iovec){ (void *)self->uarea, 100 };
 
 	for (how = 0; how < 2; how++) {
@@ -1815,10 +1772,9 @@ TEST_F_TIMEOUT(uring, pins_balanced, 120)
 	if (!pvm_pins_held(&before))
 		SKIP(return, "no nr_foll_pin_* in /proc/vmstat, or no root to fold them");
 	ret = start_uffd(_metadata, self, -1);
-	if (ret > 0)
+	if (ret)
 		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
-		     strerror(ret));
-	ASSERT_EQ(0, ret);
+		     strerror(-ret));
 	ASSERT_NE(NULL, lhole);
 	ASSERT_EQ(0, pvm_target_call(&self->u, cmd_uffd_populate, self->uarea,
 				     2 * psz, 0));
@@ -1985,8 +1941,8 @@ static void parity_one(struct __test_metadata *_metadata,
 	EXPECT_EQ(rsys, rop) {
 		TH_LOG("%s: syscall %ld, io_uring %ld", name, rsys, rop);
 	}
-	EXPECT_EQ(-1, first_diff(after_sys, after_op,
-				 self->write ? DATA_SZ : LOCAL_SZ)) {
+	EXPECT_EQ(-1, pvm_first_diff(after_sys, after_op,
+				     self->write ? DATA_SZ : LOCAL_SZ)) {
 		TH_LOG("%s: the data differs", name);
 	}
 	free(after_sys);
@@ -2009,7 +1965,7 @@ TEST_F(uring, parity)
 	ASSERT_NE(NULL, lv);
 	ASSERT_NE(NULL, rv);
 	ASSERT_NE(NULL, lhole);
-	for (i = 0; i < ARRAY_LEN(pcases); i++) {
+	for (i = 0; i < ARRAY_SIZE(pcases); i++) {
 		const struct pcase *c = &pcases[i];
 
 		make_iov(lv, c->l, c->nl, self->local, lhole);
@@ -2023,7 +1979,7 @@ TEST_F(uring, parity)
 	parity_one(_metadata, self, "bad remote array", lv, 1, (void *)lhole,
 		   1, 0);
 	/* iovec counts around the limit, one byte each */
-	for (i = 0; i < ARRAY_LEN(counts); i++) {
+	for (i = 0; i < ARRAY_SIZE(counts); i++) {
 		for (j = 0; j <= MAX_IOV; j++) {
 			lv[j] = (struct iovec){ self->local + 5 * j, 1 };
 			rv[j] = (struct iovec){ region + 11 * j + 1, j % 3 };

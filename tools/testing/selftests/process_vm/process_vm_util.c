@@ -115,6 +115,18 @@ long pvm_check_byte(const void *buf, size_t len, uint8_t c)
 	return -1;
 }
 
+/* Index of the first byte where @a and @b differ, or -1. */
+long pvm_first_diff(const void *a, const void *b, size_t len)
+{
+	const uint8_t *p = a, *q = b;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != q[i])
+			return i;
+	return -1;
+}
+
 /* ---- mappings --------------------------------------------------------- */
 
 void *pvm_map(size_t len, int prot, int flags)
@@ -168,6 +180,7 @@ int pvm_write_file(const char *path, const char *val)
 	return n < 0 ? -errno : 0;
 }
 
+/* For files that hold a number that is not negative */
 long pvm_read_long(const char *path)
 {
 	char buf[64] = { 0 };
@@ -175,10 +188,14 @@ long pvm_read_long(const char *path)
 	ssize_t n;
 
 	if (fd < 0)
-		return -1;
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		n = -errno;
 	close(fd);
-	return n <= 0 ? -1 : strtol(buf, NULL, 10);
+	if (n <= 0)
+		return n ? n : -ENODATA;
+	return strtol(buf, NULL, 10);
 }
 
 int pvm_write_long(const char *path, long val)
@@ -191,7 +208,10 @@ int pvm_write_long(const char *path, long val)
 
 /* ---- pipes ------------------------------------------------------------ */
 
-/* All @len bytes written to @fd if @out, else read; -1 on error or EOF */
+/*
+ * All @len bytes written to @fd if @out, else read: 0, or -errno; -EPIPE
+ * when the other end is gone (end of file, or nothing written).
+ */
 static int pvm_io_full(int fd, void *buf, size_t len, bool out)
 {
 	uint8_t *p = buf;
@@ -201,8 +221,10 @@ static int pvm_io_full(int fd, void *buf, size_t len, bool out)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return -1;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -EPIPE;
 		p += n;
 		len -= n;
 	}
@@ -236,13 +258,13 @@ static void pvm_target_loop(struct pvm_target *t)
 	_exit(0);
 }
 
-/* Result of the command sent last, or PVM_TARGET_DIED */
+/* Result of the command sent last, or -EPIPE if the target died */
 long pvm_target_recv(struct pvm_target *t)
 {
 	long ret;
 
 	if (pvm_read_full(t->resp, &ret, sizeof(ret)))
-		return PVM_TARGET_DIED;
+		return -EPIPE;
 	return ret;
 }
 
@@ -251,8 +273,8 @@ long pvm_target_recv(struct pvm_target *t)
  * set_tid; .exit_signal should be SIGCHLD), or by fork() if @args is NULL.
  * @setup (may be NULL) runs first in the child; its result is the first
  * response, which the parent returns (the child then serves commands
- * whatever the result).  Returns PVM_TARGET_DIED, errno set, when the
- * child or its pipes cannot be created.
+ * whatever the result).  Returns -errno, errno set, when the child or
+ * its pipes cannot be created; -EPIPE if it dies before it answers.
  */
 long pvm_target_start_clone(struct pvm_target *t, struct clone_args *args,
 			    pvm_fn setup, unsigned long a, unsigned long b,
@@ -263,7 +285,7 @@ long pvm_target_start_clone(struct pvm_target *t, struct clone_args *args,
 
 	t->pid = -1;
 	if (pipe(cp))
-		return PVM_TARGET_DIED;
+		return -errno;
 	if (pipe(rp)) {
 		err = errno;
 		goto close_cp;
@@ -300,7 +322,7 @@ close_cp:
 	close(cp[0]);
 	close(cp[1]);
 	errno = err;
-	return PVM_TARGET_DIED;
+	return -err;
 }
 
 /* pvm_target_start_clone() with fork(). */
@@ -310,7 +332,7 @@ long pvm_target_start(struct pvm_target *t, pvm_fn setup, unsigned long a,
 	return pvm_target_start_clone(t, NULL, setup, a, b, c);
 }
 
-/* Start @fn in the target without waiting for it; 0 on success */
+/* Start @fn in the target without waiting for it: 0, or -errno */
 int pvm_target_send(struct pvm_target *t, pvm_fn fn, unsigned long a,
 		    unsigned long b, unsigned long c)
 {
@@ -319,26 +341,29 @@ int pvm_target_send(struct pvm_target *t, pvm_fn fn, unsigned long a,
 	return pvm_write_full(t->cmd, &cmd, sizeof(cmd));
 }
 
-/* Run @fn in the target; returns its result, or PVM_TARGET_DIED */
+/* Run @fn in the target; returns its result, or -EPIPE if it died */
 long pvm_target_call(struct pvm_target *t, pvm_fn fn, unsigned long a,
 		     unsigned long b, unsigned long c)
 {
 	if (pvm_target_send(t, fn, a, b, c))
-		return PVM_TARGET_DIED;
+		return -EPIPE;
 	return pvm_target_recv(t);
 }
 
-/* Stop the target (if running) and reap it; returns its wait status. */
+/*
+ * Stop the target (if running) and reap it: its wait status, or -errno
+ * (-ECHILD if no target was running).
+ */
 int pvm_target_stop(struct pvm_target *t)
 {
-	int status = -1;
+	int status;
 
 	if (t->pid <= 0)
-		return -1;
+		return -ECHILD;
 	close(t->cmd);
 	close(t->resp);
 	if (waitpid(t->pid, &status, 0) != t->pid)
-		status = -1;
+		status = -errno;
 	t->pid = -1;
 	return status;
 }
@@ -403,20 +428,18 @@ long pvm_cmd_dump(struct pvm_target *t, unsigned long addr, unsigned long len,
 	return ret;
 }
 
-/* Copy @len bytes at @addr in the target into @buf (through the pipe). */
+/*
+ * Copy @len bytes at @addr in the target into @buf (through the pipe):
+ * 0, -EFAULT if some could not be read (zeroes in @buf there), or -EPIPE
+ * if the target died.
+ */
 int pvm_target_dump(struct pvm_target *t, unsigned long addr, void *buf,
 		    size_t len)
 {
-	struct pvm_cmd cmd = { .fn = pvm_cmd_dump, .a = addr, .b = len };
-	long ret;
-
-	if (pvm_write_full(t->cmd, &cmd, sizeof(cmd)))
-		return -1;
-	if (pvm_read_full(t->resp, buf, len))
-		return -1;
-	if (pvm_read_full(t->resp, &ret, sizeof(ret)))
-		return -1;
-	return ret;
+	if (pvm_target_send(t, pvm_cmd_dump, addr, len, 0) ||
+	    pvm_read_full(t->resp, buf, len))
+		return -EPIPE;
+	return pvm_target_recv(t);
 }
 
 long pvm_cmd_mprotect(struct pvm_target *t, unsigned long addr,
@@ -493,16 +516,42 @@ size_t pvm_iov_sum(const struct iovec *iov, int n)
 	return sum;
 }
 
-/*
- * Anonymous mmap() in the target; returns the address or 0 (addresses of
- * 32-bit processes do not fit a positive long, so no -errno here).
- */
+/* ---- iovec shapes ----------------------------------------------------- */
+
+/* @lens laid out in @iov from byte @start of @base, @gap bytes apart */
+static int pvm_shape_side(struct iovec *iov, uint8_t *base, size_t start,
+			  size_t gap, const size_t *lens)
+{
+	size_t pos = start;
+	int n;
+
+	for (n = 0; n < PVM_SHAPE_MAX && lens[n] != PVM_SHAPE_END; n++) {
+		iov[n] = (struct iovec){ base + pos, lens[n] };
+		pos += lens[n] + gap;
+	}
+	return n;
+}
+
+/* Shape @s laid out on @local and @remote, into @io */
+void pvm_shape_layout(struct pvm_shape_iov *io, const struct pvm_shape *s,
+		      void *local, void *remote)
+{
+	size_t sl, sr;
+
+	io->nl = pvm_shape_side(io->l, local, s->lstart, s->lgap, s->l);
+	io->nr = pvm_shape_side(io->r, remote, s->rstart, s->rgap, s->r);
+	sl = pvm_iov_sum(io->l, io->nl);
+	sr = pvm_iov_sum(io->r, io->nr);
+	io->count = sl < sr ? sl : sr;
+}
+
+/* Anonymous mmap() in the target: the address or -errno (pvm_is_err()) */
 long pvm_cmd_mmap(struct pvm_target *t, unsigned long len, unsigned long prot,
 		  unsigned long flags)
 {
 	void *p = mmap(NULL, len, prot, flags | MAP_ANONYMOUS, -1, 0);
 
-	return p == MAP_FAILED ? 0 : (long)p;
+	return p == MAP_FAILED ? -errno : (long)p;
 }
 
 long pvm_cmd_madvise(struct pvm_target *t, unsigned long addr,
@@ -511,15 +560,15 @@ long pvm_cmd_madvise(struct pvm_target *t, unsigned long addr,
 	return madvise((void *)addr, len, advice) ? -errno : 0;
 }
 
-/* Wait until @pid is a zombie (exited, not reaped); 0 on success. */
+/* Wait until @pid is a zombie (exited, not reaped): 0, or -errno */
 int pvm_wait_zombie(pid_t pid)
 {
 	siginfo_t si;
 
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_PID, pid, &si, WEXITED | WNOWAIT))
-		return -1;
-	return si.si_pid == pid ? 0 : -1;
+		return -errno;
+	return si.si_pid == pid ? 0 : -ECHILD;
 }
 
 long long pvm_now_ms(void)

@@ -38,7 +38,12 @@
 #define PVM_MAX_RW	((size_t)(INT_MAX & ~(PVM_PAGE - 1)))
 #define PVM_IS_64BIT	(sizeof(long) == 8)
 
-/* Raw wrappers: return the syscall result, errno set on -1. */
+/*
+ * Raw wrappers: return the syscall result, errno set on -1.  pvm_rwf() is
+ * process_vm_writev() if @write, else process_vm_readv(); pvm_rw() is
+ * pvm_rwf() with no flags; pvm_rw1() moves @len bytes between @local and
+ * @raddr, one iovec on each side.
+ */
 ssize_t pvm_readv(pid_t pid, const struct iovec *lvec, unsigned long liovcnt,
 		  const struct iovec *rvec, unsigned long riovcnt,
 		  unsigned long flags);
@@ -71,8 +76,9 @@ static inline long pvm_res(ssize_t ret)
 
 /*
  * The pattern: byte @off of stream @seed.  The checks return the index of
- * the first byte that differs, or -1 when all match, so that a failed
- * ASSERT_EQ(-1, ...) prints where the data went wrong.
+ * the first byte that differs (from the pattern, from @c, from @b), or -1
+ * when all match, so that a failed ASSERT_EQ(-1, ...) prints where the
+ * data went wrong.
  */
 uint8_t pvm_pat(uint32_t seed, size_t off);
 void pvm_fill_at(void *buf, size_t len, uint32_t seed, size_t off);
@@ -80,6 +86,7 @@ long pvm_check_at(const void *buf, size_t len, uint32_t seed, size_t off);
 void pvm_fill(void *buf, size_t len, uint32_t seed);
 long pvm_check(const void *buf, size_t len, uint32_t seed);
 long pvm_check_byte(const void *buf, size_t len, uint8_t c);
+long pvm_first_diff(const void *a, const void *b, size_t len);
 
 /* Mappings: NULL on failure, errno set. */
 void *pvm_map(size_t len, int prot, int flags);
@@ -91,12 +98,12 @@ void *pvm_map_aligned(size_t len, size_t align, int prot, int flags);
 size_t pvm_thp_size(void);
 size_t pvm_hugetlb_size(void);
 
-/* Small files of /proc and /sys: 0 or -errno; the number, or -1. */
+/* Small files of /proc and /sys: 0 or -errno; the number (>= 0) or -errno */
 int pvm_write_file(const char *path, const char *val);
 long pvm_read_long(const char *path);
 int pvm_write_long(const char *path, long val);
 
-/* All @len bytes, or -1 on error or EOF. */
+/* All @len bytes: 0, or -errno (-EPIPE at end of file) */
 int pvm_read_full(int fd, void *buf, size_t len);
 int pvm_write_full(int fd, const void *buf, size_t len);
 
@@ -124,12 +131,13 @@ struct pvm_target {
 };
 
 /*
- * What pvm_target_call() and the start functions return when the target
- * died (or could not be created) instead of answering: no command returns
- * it, so it cannot be mistaken for a result.
+ * pvm_target_call(), pvm_target_recv() and the start functions return the
+ * command's (the setup's) result, or -EPIPE when the target died before
+ * it answered; the start functions return -errno, errno set, when the
+ * target cannot be created.  Commands and setups return what they found
+ * (a count, an index, an address) or -errno, never -EPIPE; pvm_is_err()
+ * tells an address from an errno.
  */
-#define PVM_TARGET_DIED	LONG_MIN
-
 long pvm_target_start_clone(struct pvm_target *t, struct clone_args *args,
 			    pvm_fn setup, unsigned long a, unsigned long b,
 			    unsigned long c);
@@ -165,6 +173,45 @@ long pvm_cmd_mmap(struct pvm_target *t, unsigned long len,
 long pvm_cmd_madvise(struct pvm_target *t, unsigned long addr,
 		     unsigned long len, unsigned long advice);
 
+/*
+ * What the io_uring helpers of the tests return when the ring failed, not
+ * the request, so that there is no CQE result to return.  A CQE's res is
+ * a byte count or -errno (-4095 at the least): these values cannot be
+ * taken for one, whatever a test expects.  They are no errnos on purpose:
+ * a failing io_uring_enter() gives errnos that requests give too (EBADF,
+ * EINVAL), and an expected -EINVAL would then pass without a request.
+ */
+enum pvm_ring_failure {
+	PVM_RING_NO_SQE = -1000001,		/* the SQ ring was full */
+	PVM_RING_NOT_SUBMITTED = -1000002,	/* io_uring_enter() refused */
+	PVM_RING_NO_CQE = -1000003,		/* no completion in time */
+};
+
+/*
+ * An iovec shape, a row of a test's table: the lengths of the local and
+ * of the remote entries, each list ended by PVM_SHAPE_END, laid out back
+ * to back from byte @lstart (@rstart) of a buffer with @lgap (@rgap)
+ * bytes between entries.  pvm_shape_layout() makes the iovecs.
+ */
+#define PVM_SHAPE_MAX	11	/* entries on either side */
+#define PVM_SHAPE_END	((size_t)-1)
+
+struct pvm_shape {
+	const char *name;
+	size_t lstart, lgap, rstart, rgap;
+	size_t l[PVM_SHAPE_MAX + 1], r[PVM_SHAPE_MAX + 1];
+};
+
+/* A shape laid out on a local and a remote buffer */
+struct pvm_shape_iov {
+	struct iovec l[PVM_SHAPE_MAX], r[PVM_SHAPE_MAX];
+	int nl, nr;
+	size_t count;	/* what a copy moves: the smaller of the two totals */
+};
+
+void pvm_shape_layout(struct pvm_shape_iov *io, const struct pvm_shape *s,
+		      void *local, void *remote);
+
 /* Userspace model of the copy and iovec arithmetic. */
 size_t pvm_iov_model(const struct iovec *dst, int nd,
 		     const struct iovec *src, int ns, size_t max);
@@ -175,7 +222,7 @@ size_t pvm_iov_sum(const struct iovec *iov, int n);
 int pvm_wait_zombie(pid_t pid);
 long long pvm_now_ms(void);
 
-/* Yama ptrace_scope, or -1 when Yama is absent. */
+/* Yama ptrace_scope, or -errno (-ENOENT when Yama is absent) */
 #define PVM_YAMA_SCOPE "/proc/sys/kernel/yama/ptrace_scope"
 long pvm_yama_scope(void);
 

@@ -49,8 +49,6 @@
 #define IMG_MB		16
 #define WAIT_MS		10000
 
-#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
-
 enum how { SYSCALL, NOWAIT, URING, URING_ASYNC };
 
 static const char *const how_name[] = {
@@ -73,7 +71,7 @@ static int run_mkfs(const char *img)
 	if (pid < 0)
 		return -1;
 	if (!pid) {
-		for (i = 0; i < ARRAY_LEN(paths); i++)
+		for (i = 0; i < ARRAY_SIZE(paths); i++)
 			execlp(paths[i], paths[i], "-q", "-F", img, NULL);
 		_exit(127);
 	}
@@ -253,15 +251,13 @@ static void *uffd_page(int *uffd)
 
 /* ---- targets ---------------------------------------------------------- */
 
-/* Map file @fd (inherited) shared; the address, or 0 */
+/* Map file @fd (inherited) shared: the address, or -errno */
 static long cmd_map_file(struct pvm_target *t, unsigned long fd,
 			 unsigned long len, unsigned long c)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
-	if (p == MAP_FAILED)
-		return 0;
-	return (long)p;
+	return p == MAP_FAILED ? -errno : (long)p;
 }
 
 /* Write the byte at @addr with the value it has: a writable, dirty pte */
@@ -468,6 +464,7 @@ FIXTURE_TEARDOWN(wb)
 
 /* ---- the test --------------------------------------------------------- */
 
+/* One request through the ring: its result, or a pvm_ring_failure */
 static long uring_rw(FIXTURE_DATA(wb) *self, int pidfd, bool write,
 		     const struct iovec *l, unsigned int nl,
 		     const struct iovec *r, unsigned int nr,
@@ -479,16 +476,16 @@ static long uring_rw(FIXTURE_DATA(wb) *self, int pidfd, bool write,
 	long res;
 
 	if (!sqe)
-		return -ENOSPC;
+		return PVM_RING_NO_SQE;
 	if (write)
 		pvm_uring_prep_writev(sqe, pidfd, l, nl, r, nr, 0);
 	else
 		pvm_uring_prep_readv(sqe, pidfd, l, nl, r, nr, 0);
 	sqe->flags |= sqe_flags;
 	if (io_uring_submit(&self->ring) != 1)
-		return -EIO;
+		return PVM_RING_NOT_SUBMITTED;
 	if (io_uring_wait_cqe_timeout(&self->ring, &cqe, &ts))
-		return -ETIMEDOUT;
+		return PVM_RING_NO_CQE;
 	res = cqe->res;
 	io_uring_cqe_seen(&self->ring, cqe);
 	return res;
@@ -561,7 +558,7 @@ TEST_F_TIMEOUT(wb, survives_writeback, 120)
 		/* the target maps the file and dirties it: a writable pte */
 		self->remote = pvm_target_call(&self->t, cmd_map_file,
 					       self->fd, psz, 0);
-		ASSERT_NE(0, self->remote);
+		ASSERT_FALSE(pvm_is_err(self->remote));
 		ASSERT_EQ(0, pvm_target_call(&self->t, cmd_touch,
 					     self->remote, 0, 0));
 		l[0] = (struct iovec){ self->local, psz };
@@ -573,7 +570,7 @@ TEST_F_TIMEOUT(wb, survives_writeback, 120)
 		self->remote = pvm_target_call(&self->t, pvm_cmd_mmap,
 					       2 * psz, PROT_READ | PROT_WRITE,
 					       MAP_PRIVATE);
-		ASSERT_NE(0, self->remote);
+		ASSERT_FALSE(pvm_is_err(self->remote));
 		for (i = 0; i < 2; i++)
 			ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_fill,
 						     self->remote + i * psz,
