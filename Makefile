@@ -216,7 +216,7 @@ tools: tree $(B)/tools/insnprof.so
 	$(PVMH) all demo
 
 # The QEMU plugin that splits an -icount measurement by kernel function.
-$(B)/tools/insnprof.so: scripts/pvm/insnprof.c
+$(B)/tools/insnprof.so: scripts/pvm/insnprof.c scripts/pvm/qemu-plugin-v1.h
 	mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Wno-unused-parameter -shared -fPIC -o $@ $<
 

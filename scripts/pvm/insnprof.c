@@ -17,7 +17,7 @@
  * guests are supported; run with one vCPU (counters are not atomic).
  *
  * The plugin ABI is QEMU's version 1 (QEMU 7.2); the few declarations it
- * needs are below, so no QEMU source tree is needed to build it:
+ * needs are in qemu-plugin-v1.h, so no QEMU source tree is needed:
  *	gcc -O2 -shared -fPIC -o insnprof.so insnprof.c
  */
 #include <stdbool.h>
@@ -26,32 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXPORT __attribute__((visibility("default")))
+#include "qemu-plugin-v1.h"
 
-typedef uint64_t qemu_plugin_id_t;
-struct qemu_plugin_tb;
-struct qemu_plugin_insn;
-struct qemu_info;
-
-enum { CB_NO_REGS };
-enum { INLINE_ADD_U64 };
-
-void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
-	void (*cb)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb));
-void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
-	void (*cb)(qemu_plugin_id_t id, void *data), void *data);
-void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
-	void (*cb)(unsigned int vcpu, void *data), int flags, void *data);
-void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn,
-	int op, void *ptr, uint64_t imm);
-size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
-struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
-						 size_t idx);
-const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
-size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
-uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
-
-EXPORT int qemu_plugin_version = 1;
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
 
 #define MARK_MAGIC	0x50564d00u	/* "PVM" */
 
@@ -167,11 +144,12 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		in->bytes = size;
 		in->string = string_op(p, size);
 		/* A record that appears mid-window has seen nothing yet. */
-		qemu_plugin_register_vcpu_insn_exec_inline(qi, INLINE_ADD_U64,
+		qemu_plugin_register_vcpu_insn_exec_inline(qi, QEMU_PLUGIN_INLINE_ADD_U64,
 							   &in->count, 1);
 		if (kind >= 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(qi, on_marker,
-				CB_NO_REGS, (void *)(uintptr_t)kind);
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)kind);
 	}
 }
 
@@ -180,8 +158,9 @@ static void at_exit(qemu_plugin_id_t id, void *data)
 	fclose(out);
 }
 
-EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const struct qemu_info *info,
-			       int argc, char **argv)
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const struct qemu_info *info,
+					   int argc, char **argv)
 {
 	const char *path = NULL;
 	int i;
