@@ -42,6 +42,7 @@
  * @err: why the copy stopped early, 0 if it did not.
  * @pinned: pages pinned so far, for the tracepoint and the tests.
  * @batches: pin calls made so far (each takes the mmap lock), for the tests.
+ * @runs: copies of runs of large-folio pages made so far, for the tests.
  */
 struct pvm_copy {
 	struct mm_struct *mm;
@@ -54,6 +55,7 @@ struct pvm_copy {
 	int err;
 	unsigned long pinned;
 	unsigned long batches;
+	unsigned long runs;
 };
 
 /**
@@ -262,6 +264,71 @@ static size_t pvm_copy_pages(struct pvm_copy *c, size_t offset, size_t bytes)
 	return done;
 }
 
+/*
+ * A large folio (THP, hugetlb, a large page-cache folio) is one contiguous
+ * block of the kernel's direct map unless it can live in highmem, so a run
+ * of its pages that GUP returned in order is copied with one copy call
+ * instead of one per page.  Staying within the folio keeps hardened
+ * usercopy's check of large folios content.
+ *
+ * The choice is made once per batch, from its first and last page, so a
+ * batch of small pages pays two tests and no more; a batch that has large
+ * folios only in its middle is copied page by page, correctly if slower.
+ */
+static bool pvm_batch_has_runs(struct pvm_copy *c, unsigned long nr)
+{
+	return !IS_ENABLED(CONFIG_HIGHMEM) && nr > 1 &&
+	       (folio_test_large(page_folio(c->pages[0])) ||
+		folio_test_large(page_folio(c->pages[nr - 1])));
+}
+
+/* How many of @pages[0..@nr) are consecutive pages of @pages[0]'s folio. */
+static unsigned long pvm_run_pages(struct page **pages, unsigned long nr)
+{
+	struct folio *folio = page_folio(pages[0]);
+	unsigned long i;
+
+	for (i = 1; i < nr; i++)
+		if (pages[i] != nth_page(pages[0], i) ||
+		    page_folio(pages[i]) != folio)
+			break;
+	return i;
+}
+
+/**
+ * pvm_copy_runs() - pvm_copy_pages() for a batch that holds large folios.
+ * @c: copy state.
+ * @offset: offset into @c->pages[0] where the data starts.
+ * @bytes: number of bytes to copy; the pinned pages cover them.
+ *
+ * Return: as pvm_copy_pages().
+ */
+static size_t pvm_copy_runs(struct pvm_copy *c, size_t offset, size_t bytes)
+{
+	struct page **page = c->pages;
+	size_t done = 0;
+
+	while (done < bytes) {
+		unsigned long nr = pvm_run_pages(page,
+				pvm_span_pages(offset, bytes - done));
+		size_t chunk = min(bytes - done, (nr << PAGE_SHIFT) - offset);
+		void *kaddr = page_address(*page) + offset;
+		size_t n;
+
+		c->runs++;
+		if (c->write)
+			n = copy_from_iter(kaddr, chunk, c->iter);
+		else
+			n = copy_to_iter(kaddr, chunk, c->iter);
+		done += n;
+		if (n < chunk)
+			break;
+		page += nr;
+		offset = 0;
+	}
+	return done;
+}
+
 /**
  * pvm_copy_range() - Copy between one remote range and the local iterator.
  * @c: copy state.
@@ -287,7 +354,10 @@ static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
 		if (got < 0)
 			return got;
 		bytes = min(want, ((size_t)got << PAGE_SHIFT) - offset);
-		done = pvm_copy_pages(c, offset, bytes);
+		if (pvm_batch_has_runs(c, got))
+			done = pvm_copy_runs(c, offset, bytes);
+		else
+			done = pvm_copy_pages(c, offset, bytes);
 		pvm_unpin(c, got);
 		if (done < bytes)
 			return -EFAULT;

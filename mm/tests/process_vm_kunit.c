@@ -553,6 +553,116 @@ static void local_fault_returns_bytes_before_it(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, back[99], 0x5a);
 }
 
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+/* pvm_pattern(@addr - @origin) onward into the @len bytes at @addr */
+static void pvm_test_fill(struct kunit *test, unsigned long addr, size_t len,
+			  unsigned long origin)
+{
+	struct pvm_test *t = test->priv;
+	unsigned long i;
+
+	for (i = 0; i < len; i++)
+		t->kbuf[i] = pvm_pattern(addr - origin + i);
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)addr, t->kbuf, len),
+			0);
+	memset(t->kbuf, 0, len);
+}
+
+/*
+ * Two THPs at the returned base, after a small page, with the pattern
+ * (counted from the base) just before and after the base and around the
+ * boundary between the THPs.  Skips where THPs cannot be had.
+ */
+static unsigned long pvm_test_map_thps(struct kunit *test)
+{
+	size_t half = PVM_TEST_PAGES * PAGE_SIZE / 2;
+	unsigned long addr, base, i;
+	struct page *page;
+	bool large;
+
+	if (!has_transparent_hugepage())
+		kunit_skip(test, "no THP support");
+	addr = kunit_vm_mmap(test, NULL, 0, 4 * HPAGE_PMD_SIZE,
+			     PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(addr));
+	base = ALIGN(addr + PAGE_SIZE, HPAGE_PMD_SIZE);
+	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, base, 2 * HPAGE_PMD_SIZE,
+					 MADV_HUGEPAGE), 0);
+	pvm_test_fill(test, base - PAGE_SIZE, 8 * PAGE_SIZE, base);
+	pvm_test_fill(test, base + HPAGE_PMD_SIZE - half, 2 * half, base);
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test, pin_user_pages_fast(base + i * HPAGE_PMD_SIZE,
+							  1, 0, &page), 1);
+		large = folio_test_large(page_folio(page));
+		unpin_user_page(page);
+		if (!large)
+			kunit_skip(test, "no THP was allocated");
+	}
+	return base;
+}
+
+/*
+ * A copy from the end of one THP into the next makes one copy call per
+ * folio; a batch that starts on a small page still copies the THP part in
+ * one call.  Both directions, byte exact.
+ */
+static void thp_copies_one_run_per_folio(struct kunit *test)
+{
+	struct pvm_test *t = test->priv;
+	unsigned long base = pvm_test_map_thps(test);
+	size_t len = 2 * PVM_STACK_PAGES * PAGE_SIZE - 10;
+	struct iovec riov = { (void __user *)(base + HPAGE_PMD_SIZE - len / 2),
+			      len };
+	struct pvm_copy res;
+	unsigned long i;
+	u8 back[16];
+
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK, len, &riov,
+					    1, &res), len);
+	KUNIT_EXPECT_EQ(test, res.runs, 2);
+	for (i = 0; i < len; i++)
+		KUNIT_ASSERT_EQ(test, t->kbuf[i],
+				pvm_pattern(HPAGE_PMD_SIZE - len / 2 + i));
+
+	/* The small page before the first THP, then 3 pages of it. */
+	riov = (struct iovec){ (void __user *)(base - 5), 3 * PAGE_SIZE + 10 };
+	for (i = 0; i < riov.iov_len; i++)
+		t->kbuf[i] = ~pvm_pattern(i);
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, true, PVM_BLOCK, riov.iov_len,
+					    &riov, 1, &res), riov.iov_len);
+	KUNIT_EXPECT_EQ(test, res.runs, 2);
+	KUNIT_ASSERT_EQ(test, copy_from_user(back, riov.iov_base + 1, 8), 0);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, back[i], (u8)~pvm_pattern(1 + i));
+	KUNIT_ASSERT_EQ(test, copy_from_user(back, riov.iov_base + riov.iov_len
+					     - 8, 9), 0);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, back[i],
+				(u8)~pvm_pattern(riov.iov_len - 8 + i));
+	KUNIT_EXPECT_EQ(test, back[8], pvm_pattern(3 * PAGE_SIZE + 5));
+}
+#else
+static void thp_copies_one_run_per_folio(struct kunit *test)
+{
+	kunit_skip(test, "no CONFIG_TRANSPARENT_HUGEPAGE");
+}
+#endif
+
+/* Small pages are copied one by one, never as runs. */
+static void small_pages_make_no_runs(struct kunit *test)
+{
+	struct pvm_test *t = test->priv;
+	size_t len = PVM_TEST_PAGES * PAGE_SIZE - 1;
+	struct iovec riov = { (void __user *)(t->uaddr + 1), len };
+	struct pvm_copy res;
+
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, true, PVM_BLOCK, len, &riov,
+					    1, &res), len);
+	KUNIT_EXPECT_EQ(test, res.runs, 0);
+	KUNIT_EXPECT_EQ(test, res.pinned, PVM_TEST_PAGES);
+}
+
 static struct page **pvm_test_no_batch(unsigned long nr, gfp_t gfp)
 {
 	return NULL;
@@ -595,6 +705,8 @@ static struct kunit_case pvm_test_cases[] = {
 	KUNIT_CASE(range_wrapping_the_address_space_faults),
 	KUNIT_CASE(local_fault_returns_bytes_before_it),
 	KUNIT_CASE(batch_allocation_failure_falls_back_to_stack),
+	KUNIT_CASE(thp_copies_one_run_per_folio),
+	KUNIT_CASE(small_pages_make_no_runs),
 	{}
 };
 
