@@ -1208,6 +1208,36 @@ TEST_F(pvm, thp)
 	remote_is(_metadata, &self->t2, base, 4096, SEED_R, 0);
 }
 
+/*
+ * Two pages of a THP swapped with mremap(): the folio stays whole but is
+ * mapped out of order, so a copy must not take pages that follow each
+ * other in the folio for pages that follow each other in memory.
+ */
+TEST_F(pvm, thp_out_of_order)
+{
+	size_t thp = pvm_thp_size(), pg = self->page;
+	unsigned long base, a, tmp;
+	const char *skip;
+
+	skip = map_kind(_metadata, self, THP, 2 * thp, SEED_R, &base);
+	if (skip)
+		SKIP(return, "%s", skip);
+	a = base + 5 * pg;
+	tmp = pvm_target_call(&self->t2, pvm_cmd_mmap, pg,
+			      PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS);
+	ASSERT_FALSE(pvm_is_err(tmp));
+	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_move, a, pg, tmp));
+	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_move, a + pg, pg, a));
+	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_move, tmp, pg,
+				     a + pg));
+	/* The pattern in address order again, over pages in swapped order. */
+	ASSERT_EQ(0, pvm_target_call(&self->t2, pvm_cmd_fill, base, 2 * thp,
+				     SEED_R));
+	xfer_ok(_metadata, self->write, self->t2.pid, &self->t2, self->local,
+		base + 3 * pg + 1, 6 * pg, SEED_R, 3 * pg + 1);
+}
+
 TEST_F(pvm, hugetlb)
 {
 	size_t huge = pvm_hugetlb_size();

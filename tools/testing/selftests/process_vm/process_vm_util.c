@@ -560,6 +560,16 @@ long pvm_cmd_madvise(struct pvm_target *t, unsigned long addr,
 	return madvise((void *)addr, len, advice) ? -errno : 0;
 }
 
+/* mremap() @len bytes at @from to @to, replacing what was there: 0, -errno */
+long pvm_cmd_move(struct pvm_target *t, unsigned long from,
+		  unsigned long len, unsigned long to)
+{
+	void *m = mremap((void *)from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			 (void *)to);
+
+	return m == MAP_FAILED ? -errno : 0;
+}
+
 /* Wait until @pid is a zombie (exited, not reaped): 0, or -errno */
 int pvm_wait_zombie(pid_t pid)
 {

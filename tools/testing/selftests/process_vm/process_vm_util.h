@@ -172,6 +172,8 @@ long pvm_cmd_mmap(struct pvm_target *t, unsigned long len,
 		  unsigned long prot, unsigned long flags);
 long pvm_cmd_madvise(struct pvm_target *t, unsigned long addr,
 		     unsigned long len, unsigned long advice);
+long pvm_cmd_move(struct pvm_target *t, unsigned long from,
+		  unsigned long len, unsigned long to);
 
 /*
  * What the io_uring helpers of the tests return when the ring failed, not
