@@ -380,7 +380,8 @@ static struct page **pvm_alloc_batch(unsigned long nr, gfp_t gfp)
 
 /**
  * pvm_copy_mm() - Copy between the local iterator and a remote address space.
- * @c: copy state with @mm, @iter, @write and @mode filled in.
+ * @c: copy state with @mm, @iter, @write and @mode filled in; the rest is
+ *	set here.
  * @riov: remote iovecs.
  * @riovcnt: number of remote iovecs.
  * @nr: pvm_batch_pages() of the remote iovecs: how large a batch to use.
@@ -406,6 +407,9 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 		       (c->mode == PVM_INTR ? FOLL_INTERRUPTIBLE : 0);
 	c->pages = stack_pages;
 	c->max_pages = PVM_STACK_PAGES;
+	c->pinned = 0;
+	c->batches = 0;
+	c->runs = 0;
 	if (nr > PVM_STACK_PAGES) {
 		struct page **heap;
 
@@ -459,7 +463,7 @@ static struct task_struct *pvm_get_task(pid_t pid, unsigned long flags)
  * mm (kernel thread, zombie), ERR_PTR(-EPERM) if the caller may not access
  * it, ERR_PTR(-EINTR) if a fatal signal came while waiting for an exec.
  */
-static struct mm_struct *pvm_task_mm(struct task_struct *task)
+static __always_inline struct mm_struct *pvm_task_mm(struct task_struct *task)
 {
 	struct mm_struct *mm;
 
@@ -494,9 +498,9 @@ static void pvm_put_mm(struct pvm_copy *c)
  * @write: copy from @iter into the target.
  * @pinned: set to the number of pages pinned, for the tracepoint.
  *
- * The copy state is set up here, not in the syscall body, so that calls
- * failing before the target is found do not pay for initialising it
- * (all of it is, with CONFIG_INIT_STACK_ALL_ZERO).
+ * The copy state is filled in field by field once the target is known, so
+ * that no call clears all of it (an initializer would, as would
+ * CONFIG_INIT_STACK_ALL_ZERO) and calls failing earlier pay nothing.
  *
  * Return: bytes copied or a negative errno.
  */
@@ -505,11 +509,7 @@ pvm_transfer(pid_t pid, unsigned long flags, struct iov_iter *iter,
 	     const struct iovec *riov, unsigned long riovcnt, bool write,
 	     unsigned long *pinned)
 {
-	struct pvm_copy c = {
-		.iter = iter,
-		.write = write,
-		.mode = flags & PROCESS_VM_NOWAIT ? PVM_NOWAIT : PVM_BLOCK,
-	};
+	struct pvm_copy c __uninitialized;
 	struct task_struct *task;
 	unsigned long nr;
 	ssize_t ret;
@@ -523,6 +523,9 @@ pvm_transfer(pid_t pid, unsigned long flags, struct iov_iter *iter,
 	c.mm = pvm_task_mm(task);
 	if (IS_ERR(c.mm))
 		return PTR_ERR(c.mm);
+	c.iter = iter;
+	c.write = write;
+	c.mode = flags & PROCESS_VM_NOWAIT ? PVM_NOWAIT : PVM_BLOCK;
 	ret = pvm_copy_mm(&c, riov, riovcnt, nr);
 	pvm_put_mm(&c);
 	*pinned = c.pinned;
@@ -600,7 +603,13 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 			     unsigned long riovcnt, unsigned long flags,
 			     bool write)
 {
-	struct iovec lstack[UIO_FASTIOV], rstack[UIO_FASTIOV];
+	/*
+	 * import_iovec() and iovec_from_user() fill every entry they hand
+	 * back, and no other entry is read, so CONFIG_INIT_STACK_ALL_ZERO
+	 * need not clear these 512 bytes on every call.
+	 */
+	struct iovec lstack[UIO_FASTIOV] __uninitialized;
+	struct iovec rstack[UIO_FASTIOV] __uninitialized;
 	struct iovec *liov = lstack, *riov;
 	struct iov_iter iter;
 	unsigned long pinned = 0;
