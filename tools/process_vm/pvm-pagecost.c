@@ -20,6 +20,7 @@
  * (count and data), warmed up, then timed in several repeats of a loop
  * sized by a target time; the minimum and median of the repeats' mean
  * ns per call are reported.  A wrong count or wrong data exits non-zero.
+ * The timed loops are marked for the insnprof QEMU plugin (MARK below).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,7 +47,16 @@
 #define MAX_REPEATS	64
 #define MAX_ITERS	1000000L
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+/*
+ * Markers for the insnprof QEMU plugin (scripts/pvm/insnprof.c): the
+ * timed loops of each configuration, in CSV row order, are one window,
+ * which the plugin splits into kernel, user and rep-string instructions.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define MARK(n)	asm volatile(".byte 0x0f, 0x1f, 0x80, " #n ", 0x4d, 0x56, 0x50" ::: "memory")
+#else
+#define MARK(n)	do { } while (0)
+#endif
 
 enum kind { K_4K, K_THP, K_HUGETLB, NR_KINDS };
 enum method { M_READ, M_WRITE, M_MEMCPY, M_SHM2, NR_METHODS };
@@ -363,12 +373,14 @@ static struct result measure(enum method m, const struct ctx *c)
 	one = (now_ns() - t0) / i;
 	n = one > 0 ? target_ns / one : MAX_ITERS;
 	n = n < 1 ? 1 : n > MAX_ITERS ? MAX_ITERS : n;
+	MARK(0);
 	for (r = 0; r < repeats; r++) {
 		t0 = now_ns();
 		for (i = 0; i < n; i++)
 			call(m, c);
 		t[r] = (now_ns() - t0) / n;
 	}
+	MARK(1);
 	qsort(t, repeats, sizeof(t[0]), cmp_double);
 	res.min = t[0];
 	res.median = repeats % 2 ? t[repeats / 2] :
