@@ -48,7 +48,7 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
-	stress mutate kunit bench interop patches docs clean distclean FORCE
+	stress mutate kunit bench calibrate interop patches docs clean distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
@@ -63,6 +63,9 @@ help:
 	@echo '  make kunit      the KUnit suite alone, the upstream way: kunit.py run with'
 	@echo '                 mm/tests/.kunitconfig (User-Mode Linux, in build/kunit)'
 	@echo '  make bench      benchmark host / stock VM / ours VM (QUICK=1 for a short run)'
+	@echo '  make calibrate  the -icount CPU models against the host, ours against stock'
+	@echo '                 in the chosen one (CAL_MODEL=...): out/bench/calibration.md;'
+	@echo '                 boots the kernels built, builds none'
 	@echo '  make interop    Open MPI, MPICH, UCX, libfabric over CMA on host / stock VM /'
 	@echo '                 ours VM, CMA on and off, Yama 0/1, root/nobody: out/interop/'
 	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict'
@@ -241,6 +244,11 @@ kunit: tree
 
 bench: kernels tools
 	scripts/pvm/bench $(if $(QUICK),--quick)
+
+# Only tools: it boots the stock and ours kernels as they are, built or not
+# (vm-run fails without an image).
+calibrate: tools
+	scripts/pvm/calibrate $(if $(QUICK),--quick)
 
 # Unchanged MPI stacks over CMA on the host kernel, stock and ours, each
 # run's CMA calls counted (out/interop/summary.md).
