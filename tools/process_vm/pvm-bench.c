@@ -46,6 +46,8 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
+#include "pvm_size.h"
+
 #define KiB		1024UL
 #define MiB		(1024 * KiB)
 #define HPAGE		(2 * MiB)
@@ -1127,14 +1129,9 @@ static void csv_row(FILE *f, const struct result *r)
 
 static size_t parse_size(const char *s)
 {
-	char *end;
-	size_t v = strtoul(s, &end, 0);
+	size_t v;
 
-	if (*end == 'K' || *end == 'k')
-		v *= KiB, end++;
-	else if (*end == 'M' || *end == 'm')
-		v *= MiB, end++;
-	if (*end || !v)
+	if (!pvm_parse_size(s, &v) || !v)
 		die("bad size '%s'", s);
 	return v;
 }

@@ -38,6 +38,8 @@
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+
+#include "pvm_size.h"
 #include <signal.h>
 
 #define KiB		1024UL
@@ -489,14 +491,9 @@ static void run_kind(enum kind k)
 
 static size_t parse_size(const char *s)
 {
-	char *end;
-	size_t v = strtoul(s, &end, 0);
+	size_t v;
 
-	if (*end == 'K' || *end == 'k')
-		v *= KiB, end++;
-	else if (*end == 'M' || *end == 'm')
-		v *= MiB, end++;
-	if (*end || !v || v % 8)
+	if (!pvm_parse_size(s, &v) || !v || v % 8)
 		die("bad size %s (a multiple of 8, K or M suffix)", s);
 	return v;
 }

@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "pvm_size.h"
 #include "pvm_target.h"
 
 #define MAX_READERS	64
@@ -422,18 +423,6 @@ static void usage(int status)
 	exit(status);
 }
 
-static size_t parse_size(const char *s)
-{
-	char *end;
-	size_t v = strtoull(s, &end, 0);
-
-	if (*end == 'K' || *end == 'k')
-		v <<= 10;
-	else if (*end == 'M' || *end == 'm')
-		v <<= 20;
-	return v;
-}
-
 static unsigned long thp_kb(pid_t pid)
 {
 	char path[64], line[256];
@@ -484,10 +473,12 @@ int main(int argc, char **argv)
 			thp = !strcmp(optarg, "thp");
 			break;
 		case 's':
-			size = parse_size(optarg);
+			if (!pvm_parse_size(optarg, &size))
+				usage(2);
 			break;
 		case 'c':
-			chunk = parse_size(optarg);
+			if (!pvm_parse_size(optarg, &chunk))
+				usage(2);
 			break;
 		case 't':
 			seconds = atoi(optarg);

@@ -52,8 +52,9 @@
 #include <sys/uio.h>
 #include <sys/utsname.h>
 
-#include "pvm_uring.h"
+#include "pvm_size.h"
 #include "pvm_target.h"
+#include "pvm_uring.h"
 
 #define KiB		1024UL
 #define MiB		(1024 * KiB)
@@ -735,14 +736,9 @@ static void setup_ring(void)
 
 static size_t parse_size(const char *s)
 {
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
+	size_t v;
 
-	if (*end == 'K' || *end == 'k')
-		v *= KiB, end++;
-	else if (*end == 'M' || *end == 'm')
-		v *= MiB, end++;
-	if (end == s || *end || !v || v % 8 || v > 16 * MiB)
+	if (!pvm_parse_size(s, &v) || !v || v % 8 || v > 16 * MiB)
 		die("bad size %s (a multiple of 8 bytes up to 16M)", s);
 	return v;
 }
