@@ -221,16 +221,24 @@ static void pvm_dirty_unpin_nowait(struct page *page)
 	}
 }
 
-static void pvm_unpin(struct pvm_copy *c, unsigned long nr)
+/*
+ * Unpin @nr pages from @pages, dirtying them if they were written.  @run
+ * says that they are consecutive pages of one folio, which the range
+ * variant unpins in one step instead of looking at every page.
+ */
+static void pvm_unpin(struct pvm_copy *c, struct page **pages,
+		      unsigned long nr, bool run)
 {
 	unsigned long i;
 
-	if (!c->write || !pvm_mode_nonblock(c->mode)) {
-		unpin_user_pages_dirty_lock(c->pages, nr, c->write);
-		return;
+	if (c->write && pvm_mode_nonblock(c->mode)) {
+		for (i = 0; i < nr; i++)
+			pvm_dirty_unpin_nowait(pages[i]);
+	} else if (run) {
+		unpin_user_page_range_dirty_lock(pages[0], nr, c->write);
+	} else {
+		unpin_user_pages_dirty_lock(pages, nr, c->write);
 	}
-	for (i = 0; i < nr; i++)
-		pvm_dirty_unpin_nowait(c->pages[i]);
 }
 
 /**
@@ -238,11 +246,13 @@ static void pvm_unpin(struct pvm_copy *c, unsigned long nr)
  * @c: copy state.
  * @offset: offset into @c->pages[0] where the data starts.
  * @bytes: number of bytes to copy; the pinned pages cover them.
+ * @pinned: number of pages pinned in @c->pages; all are unpinned here.
  *
  * Return: bytes copied; fewer than @bytes only when the caller's own buffer
  * faulted.
  */
-static size_t pvm_copy_pages(struct pvm_copy *c, size_t offset, size_t bytes)
+static size_t pvm_copy_pages(struct pvm_copy *c, size_t offset, size_t bytes,
+			     unsigned long pinned)
 {
 	struct page **page = c->pages;
 	size_t done = 0;
@@ -261,6 +271,7 @@ static size_t pvm_copy_pages(struct pvm_copy *c, size_t offset, size_t bytes)
 		page++;
 		offset = 0;
 	}
+	pvm_unpin(c, c->pages, pinned, false);
 	return done;
 }
 
@@ -268,8 +279,8 @@ static size_t pvm_copy_pages(struct pvm_copy *c, size_t offset, size_t bytes)
  * A large folio (THP, hugetlb, a large page-cache folio) is one contiguous
  * block of the kernel's direct map unless it can live in highmem, so a run
  * of its pages that GUP returned in order is copied with one copy call
- * instead of one per page.  Staying within the folio keeps hardened
- * usercopy's check of large folios content.
+ * instead of one per page, and unpinned in one step.  Staying within the
+ * folio keeps hardened usercopy's check of large folios content.
  *
  * The choice is made once per batch, from its first and last page, so a
  * batch of small pages pays two tests and no more; a batch that has large
@@ -282,15 +293,20 @@ static bool pvm_batch_has_runs(struct pvm_copy *c, unsigned long nr)
 		folio_test_large(page_folio(c->pages[nr - 1])));
 }
 
-/* How many of @pages[0..@nr) are consecutive pages of @pages[0]'s folio. */
+/*
+ * How many of @pages[0..@nr) are consecutive pages of @pages[0]'s folio.
+ * A folio's pages are consecutive, so once its end is known only the page
+ * pointers need comparing, not the pages themselves.
+ */
 static unsigned long pvm_run_pages(struct page **pages, unsigned long nr)
 {
 	struct folio *folio = page_folio(pages[0]);
-	unsigned long i;
+	unsigned long left, i;
 
+	left = folio_nr_pages(folio) - folio_page_idx(folio, pages[0]);
+	nr = min(nr, left);
 	for (i = 1; i < nr; i++)
-		if (pages[i] != nth_page(pages[0], i) ||
-		    page_folio(pages[i]) != folio)
+		if (pages[i] != nth_page(pages[0], i))
 			break;
 	return i;
 }
@@ -300,17 +316,21 @@ static unsigned long pvm_run_pages(struct page **pages, unsigned long nr)
  * @c: copy state.
  * @offset: offset into @c->pages[0] where the data starts.
  * @bytes: number of bytes to copy; the pinned pages cover them.
+ * @pinned: number of pages pinned in @c->pages; all are unpinned here.
+ *
+ * Each run is unpinned once copied; after a fault on the local side the
+ * pages not reached are unpinned as they are.
  *
  * Return: as pvm_copy_pages().
  */
-static size_t pvm_copy_runs(struct pvm_copy *c, size_t offset, size_t bytes)
+static size_t pvm_copy_runs(struct pvm_copy *c, size_t offset, size_t bytes,
+			    unsigned long pinned)
 {
-	struct page **page = c->pages;
+	struct page **page = c->pages, **end = c->pages + pinned;
 	size_t done = 0;
 
-	while (done < bytes) {
-		unsigned long nr = pvm_run_pages(page,
-				pvm_span_pages(offset, bytes - done));
+	while (page < end) {
+		unsigned long nr = pvm_run_pages(page, end - page);
 		size_t chunk = min(bytes - done, (nr << PAGE_SHIFT) - offset);
 		void *kaddr = page_address(*page) + offset;
 		size_t n;
@@ -321,11 +341,14 @@ static size_t pvm_copy_runs(struct pvm_copy *c, size_t offset, size_t bytes)
 		else
 			n = copy_to_iter(kaddr, chunk, c->iter);
 		done += n;
-		if (n < chunk)
-			break;
+		pvm_unpin(c, page, nr, true);
 		page += nr;
 		offset = 0;
+		if (n < chunk)
+			break;
 	}
+	if (page < end)
+		pvm_unpin(c, page, end - page, false);
 	return done;
 }
 
@@ -355,10 +378,9 @@ static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
 			return got;
 		bytes = min(want, ((size_t)got << PAGE_SHIFT) - offset);
 		if (pvm_batch_has_runs(c, got))
-			done = pvm_copy_runs(c, offset, bytes);
+			done = pvm_copy_runs(c, offset, bytes, got);
 		else
-			done = pvm_copy_pages(c, offset, bytes);
-		pvm_unpin(c, got);
+			done = pvm_copy_pages(c, offset, bytes, got);
 		if (done < bytes)
 			return -EFAULT;
 		addr += bytes;

@@ -644,12 +644,109 @@ static void thp_copies_one_run_per_folio(struct kunit *test)
 				(u8)~pvm_pattern(riov.iov_len - 8 + i));
 	KUNIT_EXPECT_EQ(test, back[8], pvm_pattern(3 * PAGE_SIZE + 5));
 }
+
+/* The folio with the page mapped at @addr, and whether it has pins. */
+static bool pvm_test_pinned(struct kunit *test, unsigned long addr,
+			    struct folio **folio)
+{
+	struct page *page;
+	bool pinned;
+
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr, 1, 0, &page), 1);
+	*folio = page_folio(page);
+	pinned = folio_maybe_dma_pinned(*folio);
+	put_page(page);
+	return pinned;
+}
+
+/*
+ * A run is unpinned in one step: dirtied when written, not when read, and
+ * a local fault in one THP still unpins the next THP's run, uncopied.
+ */
+static void thp_runs_unpin_and_dirty(struct kunit *test)
+{
+	unsigned long base = pvm_test_map_thps(test);
+	struct iovec riov = { (void __user *)(base + PAGE_SIZE),
+			      2 * PAGE_SIZE };
+	struct iov_iter iter;
+	struct pvm_copy c = { .mm = current->mm, .iter = &iter };
+	struct folio *folio, *next;
+	unsigned long local;
+	bool write;
+
+	KUNIT_ASSERT_FALSE(test, pvm_test_pinned(test, base, &folio));
+	folio_lock(folio);
+	folio_clear_dirty(folio);
+	folio_unlock(folio);
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK,
+					    riov.iov_len, &riov, 1, NULL),
+			riov.iov_len);
+	KUNIT_EXPECT_FALSE(test, folio_test_dirty(folio));
+	KUNIT_EXPECT_FALSE(test, pvm_test_pinned(test, base, &folio));
+	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, true, PVM_BLOCK,
+					    riov.iov_len, &riov, 1, NULL),
+			riov.iov_len);
+	KUNIT_EXPECT_TRUE(test, folio_test_dirty(folio));
+	KUNIT_EXPECT_FALSE(test, pvm_test_pinned(test, base, &folio));
+
+	/* The last page of the first THP and the first of the next. */
+	riov = (struct iovec){ (void __user *)(base + HPAGE_PMD_SIZE -
+					       PAGE_SIZE), 2 * PAGE_SIZE };
+	local = kunit_vm_mmap(test, NULL, 0, 2 * PAGE_SIZE,
+			      PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(local));
+	KUNIT_ASSERT_EQ(test, vm_munmap(local + PAGE_SIZE, PAGE_SIZE), 0);
+	for (write = false; ; write = true) {
+		KUNIT_ASSERT_EQ(test, import_ubuf(write ? ITER_SOURCE : ITER_DEST,
+						  (void __user *)(local + PAGE_SIZE
+								  - 100),
+						  2 * PAGE_SIZE, &iter), 0);
+		c.write = write;
+		KUNIT_EXPECT_EQ(test, pvm_copy_mm(&c, &riov, 1, 2), 100);
+		KUNIT_EXPECT_EQ(test, c.pinned, 2);
+		KUNIT_EXPECT_FALSE(test, pvm_test_pinned(test, base +
+							 HPAGE_PMD_SIZE - 1,
+							 &folio));
+		KUNIT_EXPECT_FALSE(test, pvm_test_pinned(test, base +
+							 HPAGE_PMD_SIZE, &next));
+		KUNIT_EXPECT_PTR_NE(test, folio, next);
+		if (write)
+			break;
+	}
+}
 #else
 static void thp_copies_one_run_per_folio(struct kunit *test)
 {
 	kunit_skip(test, "no CONFIG_TRANSPARENT_HUGEPAGE");
 }
+
+static void thp_runs_unpin_and_dirty(struct kunit *test)
+{
+	kunit_skip(test, "no CONFIG_TRANSPARENT_HUGEPAGE");
+}
 #endif
+
+/* A run ends at its folio's end even where the next page follows on. */
+static void run_pages_stop_at_the_folio_end(struct kunit *test)
+{
+	struct folio *folio = folio_alloc(GFP_KERNEL, 2);
+	struct page *pages[6];
+	unsigned long i;
+
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	/* Only the first page's folio is looked at; the rest are compared. */
+	for (i = 0; i < ARRAY_SIZE(pages); i++)
+		pages[i] = nth_page(folio_page(folio, 0), i);
+	KUNIT_EXPECT_EQ(test, pvm_run_pages(pages, 6), 4);
+	KUNIT_EXPECT_EQ(test, pvm_run_pages(pages + 1, 5), 3);
+	KUNIT_EXPECT_EQ(test, pvm_run_pages(pages + 1, 2), 2);
+	KUNIT_EXPECT_EQ(test, pvm_run_pages(pages + 3, 3), 1);
+	swap(pages[1], pages[2]);
+	KUNIT_EXPECT_EQ(test, pvm_run_pages(pages, 4), 1);
+	KUNIT_EXPECT_EQ(test, pvm_run_pages(pages + 2, 2), 1);
+	folio_put(folio);
+}
 
 /* Small pages are copied one by one, never as runs. */
 static void small_pages_make_no_runs(struct kunit *test)
@@ -708,7 +805,9 @@ static struct kunit_case pvm_test_cases[] = {
 	KUNIT_CASE(local_fault_returns_bytes_before_it),
 	KUNIT_CASE(batch_allocation_failure_falls_back_to_stack),
 	KUNIT_CASE(thp_copies_one_run_per_folio),
+	KUNIT_CASE(thp_runs_unpin_and_dirty),
 	KUNIT_CASE(small_pages_make_no_runs),
+	KUNIT_CASE(run_pages_stop_at_the_folio_end),
 	{}
 };
 
