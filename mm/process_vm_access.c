@@ -226,8 +226,8 @@ static void pvm_dirty_unpin_nowait(struct page *page)
  * says that they are consecutive pages of one folio, which the range
  * variant unpins in one step instead of looking at every page.
  */
-static void pvm_unpin(struct pvm_copy *c, struct page **pages,
-		      unsigned long nr, bool run)
+static __always_inline void pvm_unpin(struct pvm_copy *c, struct page **pages,
+				      unsigned long nr, bool run)
 {
 	unsigned long i;
 
@@ -627,13 +627,14 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 {
 	/*
 	 * import_iovec() and iovec_from_user() fill every entry they hand
-	 * back, and no other entry is read, so CONFIG_INIT_STACK_ALL_ZERO
-	 * need not clear these 512 bytes on every call.
+	 * back, and import_iovec() all of @iter when it succeeds; nothing
+	 * else is read, so CONFIG_INIT_STACK_ALL_ZERO need not clear these
+	 * 552 bytes on every call.
 	 */
 	struct iovec lstack[UIO_FASTIOV] __uninitialized;
 	struct iovec rstack[UIO_FASTIOV] __uninitialized;
 	struct iovec *liov = lstack, *riov;
-	struct iov_iter iter;
+	struct iov_iter iter __uninitialized;
 	unsigned long pinned = 0;
 	size_t requested = 0;
 	ssize_t ret;
