@@ -510,6 +510,18 @@ static void range_wrapping_the_address_space_faults(struct kunit *test)
 	}
 }
 
+/* A user address 100 bytes before an unmapped page, for local faults. */
+static unsigned long pvm_test_before_hole(struct kunit *test)
+{
+	unsigned long local = kunit_vm_mmap(test, NULL, 0, 2 * PAGE_SIZE,
+					     PROT_READ | PROT_WRITE,
+					     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(local));
+	KUNIT_ASSERT_EQ(test, vm_munmap(local + PAGE_SIZE, PAGE_SIZE), 0);
+	return local + PAGE_SIZE - 100;
+}
+
 /*
  * A fault on the caller's side ends the copy; the bytes before it count,
  * in both directions.
@@ -519,18 +531,12 @@ static void local_fault_returns_bytes_before_it(struct kunit *test)
 	struct pvm_test *t = test->priv;
 	struct iovec riov = { (void __user *)(t->uaddr + 8 * PAGE_SIZE),
 			      PAGE_SIZE };
-	unsigned long local;
+	unsigned long local = pvm_test_before_hole(test);
 	struct iov_iter iter;
 	struct pvm_copy c = { .mm = current->mm, .iter = &iter };
 	u8 back[100];
 	bool write;
 
-	local = kunit_vm_mmap(test, NULL, 0, 2 * PAGE_SIZE,
-			      PROT_READ | PROT_WRITE,
-			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(local));
-	KUNIT_ASSERT_EQ(test, vm_munmap(local + PAGE_SIZE, PAGE_SIZE), 0);
-	local += PAGE_SIZE - 100;
 	for (write = false; ; write = true) {
 		KUNIT_ASSERT_EQ(test, import_ubuf(write ? ITER_SOURCE : ITER_DEST,
 						  (void __user *)local, 200,
@@ -671,7 +677,7 @@ static void thp_runs_unpin_and_dirty(struct kunit *test)
 	struct iov_iter iter;
 	struct pvm_copy c = { .mm = current->mm, .iter = &iter };
 	struct folio *folio, *next;
-	unsigned long local;
+	unsigned long local = pvm_test_before_hole(test);
 	ssize_t copied;
 	bool write;
 
@@ -693,15 +699,9 @@ static void thp_runs_unpin_and_dirty(struct kunit *test)
 	/* The last page of the first THP and the first of the next. */
 	riov = (struct iovec){ (void __user *)(base + HPAGE_PMD_SIZE -
 					       PAGE_SIZE), 2 * PAGE_SIZE };
-	local = kunit_vm_mmap(test, NULL, 0, 2 * PAGE_SIZE,
-			      PROT_READ | PROT_WRITE,
-			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(local));
-	KUNIT_ASSERT_EQ(test, vm_munmap(local + PAGE_SIZE, PAGE_SIZE), 0);
 	for (write = false; ; write = true) {
 		KUNIT_ASSERT_EQ(test, import_ubuf(write ? ITER_SOURCE : ITER_DEST,
-						  (void __user *)(local + PAGE_SIZE
-								  - 100),
+						  (void __user *)local,
 						  2 * PAGE_SIZE, &iter), 0);
 		c.write = write;
 		/*
