@@ -629,7 +629,7 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	 * import_iovec() and iovec_from_user() fill every entry they hand
 	 * back, and import_iovec() all of @iter when it succeeds; nothing
 	 * else is read, so CONFIG_INIT_STACK_ALL_ZERO need not clear these
-	 * 552 bytes on every call.
+	 * 296 bytes on every call.
 	 */
 	struct iovec lstack[UIO_FASTIOV] __uninitialized;
 	struct iovec rstack[UIO_FASTIOV] __uninitialized;
