@@ -285,12 +285,12 @@ static size_t pvm_copy_pages(struct pvm_copy *c, size_t offset, size_t bytes,
  * The choice is made once per batch, from its first and last page, so a
  * batch of small pages pays two tests and no more; a batch that has large
  * folios only in its middle is copied page by page, correctly if slower.
+ * PageCompound() answers from the page itself, without the folio lookup.
  */
 static bool pvm_batch_has_runs(struct pvm_copy *c, unsigned long nr)
 {
 	return !IS_ENABLED(CONFIG_HIGHMEM) && nr > 1 &&
-	       (folio_test_large(page_folio(c->pages[0])) ||
-		folio_test_large(page_folio(c->pages[nr - 1])));
+	       (PageCompound(c->pages[0]) || PageCompound(c->pages[nr - 1]));
 }
 
 /*
