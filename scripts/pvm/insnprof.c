@@ -10,11 +10,13 @@
  * plugin appends one line per instruction executed in the window to the
  * file given as out=PATH:
  *
- *	row <N> <address> <count> <bytes> <string>
+ *	row <N> <address> <count> <bytes> <string> <starts>
  *
  * where <string> is 1 for a rep-prefixed string instruction (each of its
- * iterations counts as one execution, as -icount counts it).  Only x86
- * guests are supported; run with one vCPU (counters are not atomic).
+ * iterations counts as one execution, as -icount counts it) and <starts>
+ * is how many times such an instruction began: hardware pays a start-up
+ * cost per rep instruction that its iteration count does not show.  Only
+ * x86 guests are supported; run with one vCPU (counters are not atomic).
  *
  * The plugin ABI is QEMU's version 1 (QEMU 7.2); the few declarations it
  * needs are in qemu-plugin-v1.h, so no QEMU source tree is needed:
@@ -36,6 +38,7 @@ struct insn {
 	uint64_t vaddr;
 	uint64_t count;		/* executions, bumped inline by QEMU */
 	uint64_t snap;		/* count when the window opened */
+	uint64_t starts, snap_starts;	/* rep string instructions begun */
 	uint8_t bytes;
 	bool string;
 };
@@ -52,6 +55,14 @@ static struct chunk *chunks;
 static FILE *out;
 static bool open_window;
 static unsigned long windows;
+/*
+ * Instructions other than rep string ones, bumped inline: a rep string
+ * instruction that runs again with this unchanged is still iterating.
+ * QEMU translates a rep instruction's first iteration and its later ones
+ * in different blocks, so a start is told by address, not by record.
+ */
+static uint64_t plain_count, last_plain;
+static uint64_t last_string;
 
 static struct insn *new_insn(void)
 {
@@ -106,15 +117,17 @@ static void each_insn(void (*fn)(struct insn *, uintptr_t), uintptr_t arg)
 static void snapshot(struct insn *in, uintptr_t unused)
 {
 	in->snap = in->count;
+	in->snap_starts = in->starts;
 }
 
 static void report(struct insn *in, uintptr_t row)
 {
 	if (in->count != in->snap)
-		fprintf(out, "row %lu %#llx %llu %u %d\n", (unsigned long)row,
-			(unsigned long long)in->vaddr,
+		fprintf(out, "row %lu %#llx %llu %u %d %llu\n",
+			(unsigned long)row, (unsigned long long)in->vaddr,
 			(unsigned long long)(in->count - in->snap), in->bytes,
-			in->string);
+			in->string,
+			(unsigned long long)(in->starts - in->snap_starts));
 }
 
 static void on_marker(unsigned int vcpu, void *data)
@@ -126,6 +139,17 @@ static void on_marker(unsigned int vcpu, void *data)
 		each_insn(report, ++windows);
 		fflush(out);
 		open_window = false;
+	}
+}
+
+static void on_string(unsigned int vcpu, void *data)
+{
+	struct insn *in = data;
+
+	if (in->vaddr != last_string || plain_count != last_plain) {
+		in->starts++;
+		last_string = in->vaddr;
+		last_plain = plain_count;
 	}
 }
 
@@ -146,6 +170,13 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		/* A record that appears mid-window has seen nothing yet. */
 		qemu_plugin_register_vcpu_insn_exec_inline(qi, QEMU_PLUGIN_INLINE_ADD_U64,
 							   &in->count, 1);
+		if (in->string)
+			qemu_plugin_register_vcpu_insn_exec_cb(qi, on_string,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       in);
+		else
+			qemu_plugin_register_vcpu_insn_exec_inline(qi,
+				QEMU_PLUGIN_INLINE_ADD_U64, &plain_count, 1);
 		if (kind >= 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(qi, on_marker,
 							       QEMU_PLUGIN_CB_NO_REGS,
