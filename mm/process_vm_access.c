@@ -658,7 +658,9 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	if (riov != rstack)
 		kfree(riov);
 out_local:
-	kfree(liov);
+	/* Only more than UIO_FASTIOV entries are allocated; spare the call. */
+	if (liovcnt > UIO_FASTIOV)
+		kfree(liov);
 out:
 	trace_process_vm_rw(pid, flags, write, liovcnt, riovcnt, requested,
 			    pinned, ret);
