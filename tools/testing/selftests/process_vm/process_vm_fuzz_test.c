@@ -80,6 +80,19 @@ static struct iovec *fuzz_iov(struct fuzz *f, struct iovec *iov,
 {
 	unsigned long i;
 
+	/*
+	 * Now and then more than UIO_FASTIOV entries that all pass
+	 * import_iovec()'s checks, so that the kernel's allocated iovec
+	 * arrays are used (and freed) too: random entries rarely all pass.
+	 */
+	if (!pick(f, 8)) {
+		*cnt = 9 + pick(f, 56);
+		for (i = 0; i < *cnt; i++) {
+			iov[i].iov_base = f->scratch + pick(f, f->size);
+			iov[i].iov_len = pick(f, 64);
+		}
+		return iov;
+	}
 	*cnt = pick(f, 4) ? pick(f, 9) : pick(f, MAX_IOV + 1);
 	for (i = 0; i < *cnt; i++) {
 		iov[i].iov_base = fuzz_addr(f);
