@@ -175,8 +175,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 							       QEMU_PLUGIN_CB_NO_REGS,
 							       in);
 		else
-			qemu_plugin_register_vcpu_insn_exec_inline(qi,
-				QEMU_PLUGIN_INLINE_ADD_U64, &plain_count, 1);
+			qemu_plugin_register_vcpu_insn_exec_inline(qi, QEMU_PLUGIN_INLINE_ADD_U64,
+								   &plain_count, 1);
 		if (kind >= 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(qi, on_marker,
 							       QEMU_PLUGIN_CB_NO_REGS,
