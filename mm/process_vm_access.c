@@ -469,10 +469,13 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 static struct task_struct *pvm_get_task(pid_t pid, unsigned long flags)
 {
 	struct task_struct *task;
-	unsigned int f_flags;
 
-	if (flags & PROCESS_VM_PIDFD)
+	if (flags & PROCESS_VM_PIDFD) {
+		/* Here, so that only this path zeroes it (INIT_STACK_ALL_ZERO). */
+		unsigned int f_flags;
+
 		return pidfd_get_task(pid, &f_flags);
+	}
 	task = find_get_task_by_vpid(pid);
 	return task ?: ERR_PTR(-ESRCH);
 }
@@ -603,6 +606,17 @@ int process_vm_copy(struct file *pidfd, struct iov_iter *iter,
 	return c.err;
 }
 
+/*
+ * The on-stack iovecs, in a struct for the frame's sake: GCC aligns a local
+ * array of 16-byte elements to 16 bytes on x86-64, which under the kernel's
+ * 8-byte stack alignment means realigning the frame on every call (about a
+ * dozen instructions, with the seventh argument on the stack); a struct
+ * keeps its members' alignment of 8.
+ */
+struct pvm_iovecs {
+	struct iovec iov[UIO_FASTIOV];
+};
+
 /**
  * process_vm_rw() - Common body of process_vm_readv() and process_vm_writev().
  * @pid: target pid, or pidfd with PROCESS_VM_PIDFD.
@@ -631,9 +645,9 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	 * else is read, so CONFIG_INIT_STACK_ALL_ZERO need not clear these
 	 * 296 bytes on every call.
 	 */
-	struct iovec lstack[UIO_FASTIOV] __uninitialized;
-	struct iovec rstack[UIO_FASTIOV] __uninitialized;
-	struct iovec *liov = lstack, *riov;
+	struct pvm_iovecs lstack __uninitialized;
+	struct pvm_iovecs rstack __uninitialized;
+	struct iovec *liov = lstack.iov, *riov;
 	struct iov_iter iter __uninitialized;
 	unsigned long pinned = 0;
 	size_t requested = 0;
@@ -648,14 +662,14 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	if (ret <= 0)
 		goto out_local;
 	requested = ret;
-	riov = iovec_from_user(rvec, riovcnt, UIO_FASTIOV, rstack,
+	riov = iovec_from_user(rvec, riovcnt, UIO_FASTIOV, rstack.iov,
 			       in_compat_syscall());
 	if (IS_ERR(riov)) {
 		ret = PTR_ERR(riov);
 		goto out_local;
 	}
 	ret = pvm_transfer(pid, flags, &iter, riov, riovcnt, write, &pinned);
-	if (riov != rstack)
+	if (riov != rstack.iov)
 		kfree(riov);
 out_local:
 	/* Only more than UIO_FASTIOV entries are allocated; spare the call. */
