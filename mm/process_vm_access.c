@@ -580,11 +580,7 @@ int process_vm_copy(struct file *pidfd, struct iov_iter *iter,
 		    const struct iovec *riov, unsigned long riovcnt,
 		    bool write, enum pvm_mode mode)
 {
-	struct pvm_copy c = {
-		.iter = iter,
-		.write = write,
-		.mode = mode,
-	};
+	struct pvm_copy c __uninitialized;
 	struct task_struct *task;
 	struct pid *pid;
 	unsigned long nr;
@@ -601,6 +597,9 @@ int process_vm_copy(struct file *pidfd, struct iov_iter *iter,
 	c.mm = pvm_task_mm(task);
 	if (IS_ERR(c.mm))
 		return PTR_ERR(c.mm);
+	c.iter = iter;
+	c.write = write;
+	c.mode = mode;
 	pvm_copy_mm(&c, riov, riovcnt, nr);
 	pvm_put_mm(&c);
 	return c.err;
