@@ -361,13 +361,19 @@ static void pvm_release_folio(struct pvm_holder *h)
 /* Make SIGKILL pending on the test thread, or take it back. */
 static void pvm_test_fatal_signal(bool on)
 {
-	spin_lock_irq(&current->sighand->siglock);
+	struct sighand_struct *sighand;
+	unsigned long flags;
+
+	/* A running thread always has its sighand: this cannot fail. */
+	sighand = lock_task_sighand(current, &flags);
+	if (!sighand)
+		return;
 	if (on)
 		sigaddset(&current->pending.signal, SIGKILL);
 	else
 		sigdelset(&current->pending.signal, SIGKILL);
 	recalc_sigpending();
-	spin_unlock_irq(&current->sighand->siglock);
+	spin_unlock_irqrestore(&sighand->siglock, flags);
 }
 
 /*
