@@ -17,6 +17,9 @@
 
 #define SCRATCH_PAGES	32
 #define MAX_IOV		(IOV_MAX + 8)
+/* The kernel's on-stack iovecs (UIO_FASTIOV); longer arrays are allocated. */
+#define FAST_IOV	8
+#define LONG_IOV	64	/* the longest valid array made */
 
 struct fuzz {
 	char *scratch;		/* SCRATCH_PAGES, a hole, read-only, PROT_NONE */
@@ -86,7 +89,7 @@ static struct iovec *fuzz_iov(struct fuzz *f, struct iovec *iov,
 	 * arrays are used (and freed) too: random entries rarely all pass.
 	 */
 	if (!pick(f, 8)) {
-		*cnt = 9 + pick(f, 56);
+		*cnt = FAST_IOV + 1 + pick(f, LONG_IOV - FAST_IOV);
 		for (i = 0; i < *cnt; i++) {
 			iov[i].iov_base = f->scratch + pick(f, f->size);
 			iov[i].iov_len = pick(f, 64);
