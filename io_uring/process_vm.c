@@ -6,16 +6,21 @@
  * The target is a pidfd in sqe->fd, so a registered pidfd works with
  * IOSQE_FIXED_FILE.  Both iovec arrays are copied at prep: the SQE and the
  * arrays it points to may be reused once submission returns, as
- * IORING_FEAT_SUBMIT_STABLE promises.  The inline attempt never sleeps;
- * where it would have to, the request goes on in io-wq from where it
- * stopped.  The io-wq copy waits interruptibly, because cancellation and
- * exit reach a running io-wq request only as a notification signal.
+ * IORING_FEAT_SUBMIT_STABLE promises.  The inline attempt does not wait
+ * for the target's exec, mmap lock or faults, nor for faults of the
+ * caller's own buffer; where it would have to, the request goes on in
+ * io-wq from where it stopped.  A request is bound to the address space
+ * it first copied with, so that its two parts can never land in two
+ * programs across an exec of the target.  The io-wq copy waits
+ * interruptibly, because cancellation and exit reach a running io-wq
+ * request only as a notification signal.
  */
 #include <linux/kernel.h>
 #include <linux/errno.h>
 #include <linux/fs.h>
 #include <linux/io_uring.h>
 #include <linux/process_vm.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 
@@ -26,13 +31,15 @@
 
 /*
  * A request with one local and one remote iovec, the common case, keeps
- * them here and needs no async data.
+ * them here and needs no async data.  @mm is the address space the
+ * request is bound to once it has copied a byte (process_vm_copy()).
  */
 struct io_pvm {
 	struct file			*file;
 	u32				flags;
 	bool				write;
 	size_t				done;
+	struct mm_struct		*mm;
 	struct iovec			l;
 	struct iovec			r;
 };
@@ -101,6 +108,7 @@ int io_process_vm_prep(struct io_kiocb *req, const struct io_uring_sqe *sqe)
 	unsigned int nr_liov, nr_riov;
 
 	pvm->done = 0;
+	pvm->mm = NULL;
 	if (sqe->buf_index || sqe->addr3 || sqe->__pad2[0])
 		return -EINVAL;
 	pvm->flags = READ_ONCE(sqe->process_vm_flags);
@@ -144,7 +152,7 @@ static int io_pvm_copy(struct io_kiocb *req, struct io_pvm *pvm,
 	if (req_has_async_data(req)) {
 		size_t before = iov_iter_count(&a->iter);
 
-		err = process_vm_copy(req->file, &a->iter, a->riov,
+		err = process_vm_copy(req->file, &pvm->mm, &a->iter, a->riov,
 				      a->nr_riov, pvm->write, mode);
 		*copied = before - iov_iter_count(&a->iter);
 		if (err == -EAGAIN)
@@ -153,7 +161,8 @@ static int io_pvm_copy(struct io_kiocb *req, struct io_pvm *pvm,
 	}
 	iov_iter_ubuf(&one, pvm->write ? ITER_SOURCE : ITER_DEST,
 		      pvm->l.iov_base, pvm->l.iov_len);
-	err = process_vm_copy(req->file, &one, &pvm->r, 1, pvm->write, mode);
+	err = process_vm_copy(req->file, &pvm->mm, &one, &pvm->r, 1,
+			      pvm->write, mode);
 	*copied = pvm->l.iov_len - iov_iter_count(&one);
 	pvm->l.iov_base += *copied;
 	pvm->l.iov_len -= *copied;
@@ -178,6 +187,9 @@ int io_process_vm(struct io_kiocb *req, unsigned int issue_flags)
 
 	err = io_pvm_copy(req, pvm, mode, &copied);
 	pvm->done += copied;
+	/* The reference on the bound mm is dropped in ->cleanup. */
+	if (pvm->mm)
+		req->flags |= REQ_F_NEED_CLEANUP;
 	if (err == -EAGAIN && mode == PVM_TRY)
 		return -EAGAIN;
 	/* A copy that stopped before either side ran out fails a link. */
@@ -190,10 +202,15 @@ int io_process_vm(struct io_kiocb *req, unsigned int issue_flags)
 
 void io_process_vm_cleanup(struct io_kiocb *req)
 {
+	struct io_pvm *pvm = io_kiocb_to_cmd(req, struct io_pvm);
 	struct io_pvm_async *a = req->async_data;
 
-	kfree(a->liov_free);
-	kfree(a->riov_free);
+	if (pvm->mm)
+		mmdrop(pvm->mm);
+	if (req_has_async_data(req)) {
+		kfree(a->liov_free);
+		kfree(a->riov_free);
+	}
 }
 
 /* The core fails a request it cancels; report what was copied by then. */

@@ -352,6 +352,29 @@ static size_t pvm_copy_runs(struct pvm_copy *c, size_t offset, size_t bytes,
 	return done;
 }
 
+/*
+ * The try mode must not sleep on a fault of the caller's own buffer either
+ * (a userfaultfd or FUSE mapping of its own can take as long as it likes):
+ * with page faults disabled a local page that is not there stops the copy
+ * short, exactly where the retry that may sleep picks up again.
+ */
+static size_t pvm_copy_batch(struct pvm_copy *c, size_t offset, size_t bytes,
+			     unsigned long pinned)
+{
+	bool nofault = c->mode == PVM_TRY;
+	size_t done;
+
+	if (nofault)
+		pagefault_disable();
+	if (pvm_batch_has_runs(c, pinned))
+		done = pvm_copy_runs(c, offset, bytes, pinned);
+	else
+		done = pvm_copy_pages(c, offset, bytes, pinned);
+	if (nofault)
+		pagefault_enable();
+	return done;
+}
+
 /**
  * pvm_copy_range() - Copy between one remote range and the local iterator.
  * @c: copy state.
@@ -362,7 +385,8 @@ static size_t pvm_copy_runs(struct pvm_copy *c, size_t offset, size_t bytes,
  * local buffer never faults in (or waits for) remote pages it will not use.
  *
  * Return: 0 when the range is done or the local side is exhausted, or a
- * negative errno when the copy has to stop here.
+ * negative errno when the copy has to stop here: -EFAULT for a fault on
+ * the local side, -EAGAIN for one in the try mode.
  */
 static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
 {
@@ -377,12 +401,9 @@ static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
 		if (got < 0)
 			return got;
 		bytes = min(want, ((size_t)got << PAGE_SHIFT) - offset);
-		if (pvm_batch_has_runs(c, got))
-			done = pvm_copy_runs(c, offset, bytes, got);
-		else
-			done = pvm_copy_pages(c, offset, bytes, got);
+		done = pvm_copy_batch(c, offset, bytes, got);
 		if (done < bytes)
-			return -EFAULT;
+			return c->mode == PVM_TRY ? -EAGAIN : -EFAULT;
 		addr += bytes;
 		len -= bytes;
 	}
@@ -501,6 +522,34 @@ static __always_inline struct mm_struct *pvm_task_mm(struct task_struct *task)
 }
 
 /*
+ * mm_access() for the try mode, which must not sleep: the target's exec
+ * lock is only tried, since an exec holds it across the teardown of the
+ * old address space (a large one takes a good part of a second), and a
+ * failed permission check leaves the mmput() to a workqueue.  The LSM
+ * hooks of ptrace_may_access() are the one step left that may sleep.
+ */
+static struct mm_struct *pvm_task_mm_try(struct task_struct *task)
+{
+	struct rw_semaphore *exec_lock = &task->signal->exec_update_lock;
+	struct mm_struct *mm = ERR_PTR(-EAGAIN);
+
+	if (!down_read_trylock(exec_lock))
+		goto out;
+	mm = get_task_mm(task);
+	if (!mm) {
+		mm = ERR_PTR(-ESRCH);
+	} else if (mm != current->mm &&
+		   !ptrace_may_access(task, PTRACE_MODE_ATTACH_REALCREDS)) {
+		mmput_async(mm);
+		mm = ERR_PTR(-EPERM);
+	}
+	up_read(exec_lock);
+out:
+	put_task_struct(task);
+	return mm;
+}
+
+/*
  * The last reference to a target that exited during the copy tears down its
  * whole address space; a caller that must not sleep leaves that to a
  * workqueue.
@@ -560,6 +609,9 @@ pvm_transfer(pid_t pid, unsigned long flags, struct iov_iter *iter,
 /**
  * process_vm_copy() - Copy between an iterator and the memory of a process.
  * @pidfd: pidfd of the target process.
+ * @bound: the address space this copy is bound to: NULL until the first
+ *	byte moves, then set to the target's mm, with a reference taken by
+ *	mmgrab() that the caller drops with mmdrop().
  * @iter: the caller's side; advanced by the bytes copied.
  * @riov: the target's side.
  * @riovcnt: number of entries in @riov.
@@ -567,18 +619,23 @@ pvm_transfer(pid_t pid, unsigned long flags, struct iov_iter *iter,
  * @mode: how the copy may wait, see &enum pvm_mode.
  *
  * The engine of process_vm_readv() and process_vm_writev() for callers
- * that have the iovecs in kernel memory already (io_uring).  The target is
- * resolved and its permission checked on every call.  The copy may stop
- * early; the bytes it moved are what @iter advanced by.
+ * that have the iovecs in kernel memory already and may call it more than
+ * once for one copy (io_uring: the inline attempt, then io-wq).  The target
+ * is resolved and its permission checked on every call, but a copy never
+ * spans two address spaces: once a call has moved a byte, a later call
+ * that finds the target in another one (it exec'd meanwhile) stops with
+ * -ESRCH instead of copying the rest into a different program.  The copy
+ * may stop early; the bytes it moved are what @iter advanced by.
  *
  * Return: 0 when either side is exhausted, or the error that stopped the
  * copy: -EAGAIN in the try mode where waiting would be needed, -EINTR when a
- * signal ends the wait of the interruptible mode, and the errors of
+ * signal ends the wait of the interruptible mode, -ESRCH when the target
+ * is no longer the address space of @bound, and the errors of
  * process_vm_readv() otherwise.
  */
-int process_vm_copy(struct file *pidfd, struct iov_iter *iter,
-		    const struct iovec *riov, unsigned long riovcnt,
-		    bool write, enum pvm_mode mode)
+int process_vm_copy(struct file *pidfd, struct mm_struct **bound,
+		    struct iov_iter *iter, const struct iovec *riov,
+		    unsigned long riovcnt, bool write, enum pvm_mode mode)
 {
 	struct pvm_copy c __uninitialized;
 	struct task_struct *task;
@@ -594,13 +651,18 @@ int process_vm_copy(struct file *pidfd, struct iov_iter *iter,
 	task = get_pid_task(pid, PIDTYPE_TGID);
 	if (!task)
 		return -ESRCH;
-	c.mm = pvm_task_mm(task);
+	c.mm = mode == PVM_TRY ? pvm_task_mm_try(task) : pvm_task_mm(task);
 	if (IS_ERR(c.mm))
 		return PTR_ERR(c.mm);
 	c.iter = iter;
 	c.write = write;
 	c.mode = mode;
-	pvm_copy_mm(&c, riov, riovcnt, nr);
+	if (*bound && *bound != c.mm) {
+		c.err = -ESRCH;
+	} else if (pvm_copy_mm(&c, riov, riovcnt, nr) > 0 && !*bound) {
+		mmgrab(c.mm);
+		*bound = c.mm;
+	}
 	pvm_put_mm(&c);
 	return c.err;
 }

@@ -12,6 +12,7 @@
 struct file;
 struct iov_iter;
 struct iovec;
+struct mm_struct;
 
 /* Every flag the syscalls accept; kept out of uapi on purpose. */
 #define PROCESS_VM_FLAGS	(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT)
@@ -26,7 +27,9 @@ struct iovec;
  *	tries the mmap lock; a page that would need a fault is -EFAULT.
  * @PVM_TRY: io_uring's inline attempt: as @PVM_NOWAIT, but a page that
  *	would need a fault is -EAGAIN, so the copy can go on where it may
- *	sleep; an address no fault could make valid is still -EFAULT.
+ *	sleep; an address no fault could make valid is still -EFAULT.  The
+ *	target's exec lock is only tried, and a fault of the caller's own
+ *	buffer stops the copy with -EAGAIN too.
  */
 enum pvm_mode {
 	PVM_BLOCK,
@@ -40,8 +43,8 @@ static inline bool pvm_mode_nonblock(enum pvm_mode mode)
 	return mode >= PVM_NOWAIT;
 }
 
-int process_vm_copy(struct file *pidfd, struct iov_iter *iter,
-		    const struct iovec *riov, unsigned long riovcnt,
-		    bool write, enum pvm_mode mode);
+int process_vm_copy(struct file *pidfd, struct mm_struct **bound,
+		    struct iov_iter *iter, const struct iovec *riov,
+		    unsigned long riovcnt, bool write, enum pvm_mode mode);
 
 #endif /* _LINUX_PROCESS_VM_H */
