@@ -14,6 +14,7 @@
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/oom.h>
 #include <linux/pagemap.h>
 #include <linux/pid.h>
 #include <linux/process_vm.h>
@@ -479,6 +480,33 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 }
 
 /**
+ * pvm_pid_task() - The task of a pidfd's process whose mm a copy takes.
+ * @pid: the pidfd's pid.
+ *
+ * That is the thread-group leader or, once the leader has exited while
+ * other threads run on, one of those, as the process and its address
+ * space live on.  A pid number still names the zombie leader and gives
+ * ESRCH then, as it always has; the io_uring ops take only pidfds.
+ *
+ * Return: a referenced task, or NULL if the process has none.
+ */
+static struct task_struct *pvm_pid_task(struct pid *pid)
+{
+	struct task_struct *task, *live;
+
+	task = get_pid_task(pid, PIDTYPE_TGID);
+	if (!task || READ_ONCE(task->mm))
+		return task;
+	live = find_lock_task_mm(task);
+	if (!live)
+		return task;	/* mm_access() tells what it is: ESRCH */
+	get_task_struct(live);
+	task_unlock(live);
+	put_task_struct(task);
+	return live;
+}
+
+/**
  * pvm_get_task() - Find the target task.
  * @pid: a pid in the caller's namespace, or a pidfd.
  * @flags: PROCESS_VM_* flags of the call.
@@ -494,8 +522,13 @@ static struct task_struct *pvm_get_task(pid_t pid, unsigned long flags)
 	if (flags & PROCESS_VM_PIDFD) {
 		/* Here, so that only this path zeroes it (INIT_STACK_ALL_ZERO). */
 		unsigned int f_flags;
+		struct pid *p = pidfd_get_pid(pid, &f_flags);
 
-		return pidfd_get_task(pid, &f_flags);
+		if (IS_ERR(p))
+			return ERR_CAST(p);
+		task = pvm_pid_task(p);
+		put_pid(p);
+		return task ?: ERR_PTR(-ESRCH);
 	}
 	task = find_get_task_by_vpid(pid);
 	return task ?: ERR_PTR(-ESRCH);
@@ -648,7 +681,7 @@ int process_vm_copy(struct file *pidfd, struct mm_struct **bound,
 	pid = pidfd_pid(pidfd);
 	if (IS_ERR(pid))
 		return PTR_ERR(pid);
-	task = get_pid_task(pid, PIDTYPE_TGID);
+	task = pvm_pid_task(pid);
 	if (!task)
 		return -ESRCH;
 	c.mm = mode == PVM_TRY ? pvm_task_mm_try(task) : pvm_task_mm(task);

@@ -215,7 +215,7 @@ FIXTURE_SETUP(iowq)
 	self->local = pvm_map_anon(3 * psz);
 	ASSERT_NE(NULL, self->local);
 	ret = pvm_target_start(&self->blocker, setup_stuck, 0, 0, 0);
-	if (ret == -EPERM || ret == -ENOSYS)
+	if (ret == -EPERM || pvm_syscall_missing(-ret))
 		SKIP(return, "no userfaultfd: %s", strerror(-ret));
 	ASSERT_FALSE(pvm_is_err(ret));
 	self->stuck = ret;
@@ -424,7 +424,7 @@ static void local_fault(struct __test_metadata *_metadata,
 	start_target(_metadata, self, setup_resident);
 	f.addr = (unsigned long)p;
 	f.uffd = pvm_uffd_register(p, psz, UFFD_FEATURE_THREAD_ID, O_CLOEXEC);
-	if (f.uffd == -EPERM || f.uffd == -ENOSYS)
+	if (f.uffd == -EPERM || pvm_syscall_missing(-f.uffd))
 		SKIP(return, "no userfaultfd: %s", strerror(-f.uffd));
 	ASSERT_LE(0, f.uffd);
 	ASSERT_EQ(0, pthread_create(&th, NULL, local_fault_handler, &f));
