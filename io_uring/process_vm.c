@@ -16,12 +16,14 @@
  * request only as a notification signal.
  */
 #include <linux/kernel.h>
+#include <linux/capability.h>
 #include <linux/errno.h>
 #include <linux/fs.h>
 #include <linux/io_uring.h>
 #include <linux/process_vm.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/sysctl.h>
 #include <linux/uio.h>
 
 #include <uapi/linux/io_uring.h>
@@ -43,6 +45,42 @@ struct io_pvm {
 	struct iovec			l;
 	struct iovec			r;
 };
+
+/*
+ * kernel.io_uring_process_vm_disabled: io_uring requests are not system
+ * calls, so a seccomp filter that denies process_vm_readv/writev does not
+ * see these ops.  0 allows them, 1 allows them only to submitters with
+ * CAP_SYS_PTRACE, 2 to nobody; the syscalls are not affected.
+ */
+static int __read_mostly io_pvm_disabled;
+
+static bool io_pvm_allowed(void)
+{
+	int disabled = READ_ONCE(io_pvm_disabled);
+
+	return !disabled || (disabled == 1 && capable(CAP_SYS_PTRACE));
+}
+
+#ifdef CONFIG_SYSCTL
+static struct ctl_table io_pvm_sysctl_table[] = {
+	{
+		.procname	= "io_uring_process_vm_disabled",
+		.data		= &io_pvm_disabled,
+		.maxlen		= sizeof(io_pvm_disabled),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_TWO,
+	},
+};
+
+static int __init io_pvm_sysctl_init(void)
+{
+	register_sysctl_init("kernel", io_pvm_sysctl_table);
+	return 0;
+}
+late_initcall(io_pvm_sysctl_init);
+#endif
 
 static int io_pvm_import_one(struct io_kiocb *req, struct io_pvm *pvm,
 			     const struct iovec __user *lvec,
@@ -109,6 +147,8 @@ int io_process_vm_prep(struct io_kiocb *req, const struct io_uring_sqe *sqe)
 
 	pvm->done = 0;
 	pvm->mm = NULL;
+	if (!io_pvm_allowed())
+		return -EPERM;
 	if (sqe->buf_index || sqe->addr3 || sqe->__pad2[0])
 		return -EINVAL;
 	pvm->flags = READ_ONCE(sqe->process_vm_flags);

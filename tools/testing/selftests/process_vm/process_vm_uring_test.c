@@ -1993,4 +1993,92 @@ TEST_F(uring, parity)
 	free(rv);
 }
 
+/*
+ * kernel.io_uring_process_vm_disabled: 0 allows the ops, 1 only to
+ * submitters with CAP_SYS_PTRACE, 2 to nobody; the syscalls stay.  Each
+ * copy reads 100 bytes of the caller itself through its own pidfd, which
+ * needs no ptrace permission, so that only the switch can refuse it.
+ */
+#define PVM_SYSCTL	"/proc/sys/kernel/io_uring_process_vm_disabled"
+
+/* A read of oneself on a new ring: its result; as nobody in a child. */
+static long self_read(bool nobody)
+{
+	static uint8_t src[100], dst[100];
+	struct iovec l = { dst, sizeof(dst) }, r = { src, sizeof(src) };
+	struct io_uring ring;
+	long res = PVM_RING_NOT_SUBMITTED;
+	int p[2], fd;
+	pid_t pid;
+
+	if (nobody) {
+		if (pipe(p))
+			return -errno;
+		pid = fork();
+		if (pid < 0)
+			return -errno;
+		if (!pid) {
+			close(p[0]);
+			res = drop_to_nobody() ? -errno : self_read(false);
+			pvm_write_full(p[1], &res, sizeof(res));
+			_exit(0);
+		}
+		close(p[1]);
+		if (pvm_read_full(p[0], &res, sizeof(res)))
+			res = -EPIPE;
+		close(p[0]);
+		waitpid(pid, NULL, 0);
+		return res;
+	}
+	fd = sys_pidfd_open(getpid(), 0);
+	if (fd < 0)
+		return -errno;
+	if (!io_uring_queue_init(4, &ring, 0)) {
+		res = run_rw(&ring, false, false, fd, &l, 1, &r, 1,
+			     PROCESS_VM_PIDFD, 0);
+		io_uring_queue_exit(&ring);
+	}
+	close(fd);
+	return res;
+}
+
+TEST(admin_switch)
+{
+	static const struct {
+		int value;
+		bool nobody;
+		long want;
+	} rows[] = {
+		{ 0, false, 100 }, { 0, true, 100 },
+		{ 1, false, 100 }, { 1, true, -EPERM },
+		{ 2, false, -EPERM }, { 2, true, -EPERM },
+	};
+	struct io_uring ring;
+	uint8_t buf[8];
+	long old;
+	unsigned int i;
+
+	ASSERT_EQ(0, io_uring_queue_init(4, &ring, 0));
+	if (!pvm_uring_supported(&ring)) {
+		io_uring_queue_exit(&ring);
+		SKIP(return, "no io_uring PROCESS_VM_READV/WRITEV");
+	}
+	io_uring_queue_exit(&ring);
+	old = pvm_read_long(PVM_SYSCTL);
+	if (old < 0 || geteuid())
+		SKIP(return, "no %s, or not root", PVM_SYSCTL);
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
+		EXPECT_EQ(0, pvm_write_long(PVM_SYSCTL, rows[i].value));
+		EXPECT_EQ(rows[i].want, self_read(rows[i].nobody)) {
+			TH_LOG("disabled=%d, %s", rows[i].value,
+			       rows[i].nobody ? "nobody" : "root");
+		}
+	}
+	/* The syscall does not look at the switch. */
+	EXPECT_EQ(sizeof(buf), pvm_res(pvm_rw1(false, getpid(), buf,
+					       (unsigned long)&old,
+					       sizeof(buf))));
+	EXPECT_EQ(0, pvm_write_long(PVM_SYSCTL, old));
+}
+
 TEST_HARNESS_MAIN
