@@ -694,22 +694,23 @@ ssize_t pvm_handle_pwrite(struct pvm_handle *h, const void *buf, size_t len,
 	return pvmh_io(h, &iov, 1, offset, true);
 }
 
+/* The accessors return 0 for a NULL handle: no length, access, pid or path. */
 uint64_t pvm_handle_length(const struct pvm_handle *h)
 {
-	return h->f.len;
+	return h ? h->f.len : 0;
 }
 
 unsigned int pvm_handle_access(const struct pvm_handle *h)
 {
-	return h->f.access;
+	return h ? h->f.access : 0;
 }
 
 pid_t pvm_handle_pid(const struct pvm_handle *h)
 {
-	return h->f.pid;
+	return h ? (pid_t)h->f.pid : 0;
 }
 
 enum pvm_handle_via pvm_handle_via(const struct pvm_handle *h)
 {
-	return h->via;
+	return h ? h->via : 0;
 }

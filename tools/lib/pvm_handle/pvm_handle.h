@@ -71,6 +71,7 @@ ssize_t pvm_handle_preadv(struct pvm_handle *h, const struct iovec *iov,
 ssize_t pvm_handle_pwritev(struct pvm_handle *h, const struct iovec *iov,
 			   int iovcnt, uint64_t offset);
 
+/* Of an open handle; 0 for NULL (no valid handle has a 0 in any of them). */
 uint64_t pvm_handle_length(const struct pvm_handle *h);
 unsigned int pvm_handle_access(const struct pvm_handle *h);
 pid_t pvm_handle_pid(const struct pvm_handle *h);

@@ -1211,4 +1211,21 @@ TEST(bad_arguments)
 	ASSERT_EQ(-EKEYREVOKED, pvm_handle_revoke(hb, sizeof(hb)));
 }
 
+/* A failed open leaves NULL, which close and the accessors take. */
+TEST(null_handle)
+{
+	struct pvm_handle *h = (struct pvm_handle *)1;
+	unsigned char hb[PVM_HANDLE_SIZE] = { 0 };
+
+	ASSERT_EQ(-EBADMSG, pvm_handle_open(hb, sizeof(hb), 0, &h));
+	ASSERT_NULL(h);
+	ASSERT_EQ(0, pvm_handle_length(h));
+	ASSERT_EQ(0, pvm_handle_access(h));
+	ASSERT_EQ(0, pvm_handle_pid(h));
+	ASSERT_EQ(0, pvm_handle_via(h));
+	ASSERT_EQ(-EINVAL, pvm_handle_pread(h, hb, 1, 0));
+	ASSERT_EQ(-EINVAL, pvm_handle_pwrite(h, hb, 1, 0));
+	pvm_handle_close(h);
+}
+
 TEST_HARNESS_MAIN
