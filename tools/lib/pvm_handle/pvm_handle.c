@@ -714,3 +714,35 @@ enum pvm_handle_via pvm_handle_via(const struct pvm_handle *h)
 {
 	return h ? h->via : 0;
 }
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* What each error means when a function of this library returns it */
+static const struct {
+	int err;
+	const char *msg;
+} pvmh_errors[] = {
+	{ EBADMSG, "not a valid pvm_handle (size, magic, CRC or a field)" },
+	{ EPROTONOSUPPORT, "pvm_handle of an unsupported format version" },
+	{ EOVERFLOW, "exported range beyond this process's address size" },
+	{ EINVAL, "invalid argument" },
+	{ EACCES, "the handle does not allow this access" },
+	{ ERANGE, "outside the exported range" },
+	{ EPERM, "the kernel refuses access to the producer (ptrace check)" },
+	{ ESRCH, "the producer has exited" },
+	{ ESTALE, "the producer has exited; its pid names another process" },
+	{ EKEYREVOKED, "the export was revoked (or the producer exec'd)" },
+	{ EFAULT, "a local buffer or part of the exported range is not mapped" },
+	{ EOPNOTSUPP, "the producer's identity cannot be verified here" },
+};
+
+const char *pvm_handle_strerror(int err)
+{
+	unsigned int e = err < 0 ? -(unsigned int)err : (unsigned int)err;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(pvmh_errors); i++)
+		if ((unsigned int)pvmh_errors[i].err == e)
+			return pvmh_errors[i].msg;
+	return e <= INT_MAX ? strerror(e) : "unknown error";
+}

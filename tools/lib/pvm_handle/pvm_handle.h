@@ -80,6 +80,13 @@ enum pvm_handle_via pvm_handle_via(const struct pvm_handle *h);
 /* 1 if this kernel has PROCESS_VM_PIDFD, else 0; probed once. */
 int pvm_handle_kernel_has_pidfd(void);
 
+/*
+ * What @err, a value one of these functions returned (-errno, or errno),
+ * means for this library: a constant string, for each error README.rst
+ * lists; for other values, strerror()'s.
+ */
+const char *pvm_handle_strerror(int err);
+
 #ifdef __cplusplus
 }
 #endif

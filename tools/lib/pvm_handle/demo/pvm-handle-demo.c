@@ -64,7 +64,7 @@ static int consume(int index)
 	err = pvm_handle_open(hb.notice, sizeof(hb.notice), 0, &note);
 	if (err) {
 		printf("  consumer %d: cannot open the notice: %s\n", index,
-		       strerror(-err));
+		       pvm_handle_strerror(err));
 		return 0;
 	}
 	n = pvm_handle_pread(note, notice, SLOT, 0);
@@ -72,19 +72,21 @@ static int consume(int index)
 	err = pvm_handle_open(hb.board, sizeof(hb.board), 0, &board);
 	if (err) {
 		printf("  consumer %d: notice %s; the board: %s\n", index,
-		       n < 0 ? strerror(-n) : "read", strerror(-err));
+		       n < 0 ? pvm_handle_strerror(n) : "read",
+		       pvm_handle_strerror(err));
 		return 0;
 	}
 	printf("  consumer %d (pid %d): producer %d reached through %s\n",
 	       index, getpid(), pvm_handle_pid(board), via_name(board));
 	printf("  consumer %d: the notice says \"%s\"\n", index,
-	       n < 0 ? strerror(-n) : notice);
+	       n < 0 ? pvm_handle_strerror(n) : notice);
 	memset(line, 0, sizeof(line));
 	snprintf(line, sizeof(line), "consumer %d (pid %d) was here", index,
 		 getpid());
 	n = pvm_handle_pwrite(board, line, sizeof(line), index * SLOT);
 	if (n < 0)
-		printf("  consumer %d: write: %s\n", index, strerror(-n));
+		printf("  consumer %d: write: %s\n", index,
+		       pvm_handle_strerror(n));
 	pvm_handle_close(board);
 	return 0;
 }
@@ -132,7 +134,7 @@ static void revoke_board(const struct handles *hb)
 	int err = pvm_handle_revoke(hb->board, sizeof(hb->board));
 
 	printf("  producer: revoked the board: %s\n",
-	       err ? strerror(-err) : "ok");
+	       err ? pvm_handle_strerror(err) : "ok");
 }
 
 /*
@@ -150,7 +152,7 @@ static void produce(int nr, int out, int in)
 	/* Under Yama scope 1: let the parent and its children in */
 	err = pvm_handle_allow(getppid());
 	printf("  producer (pid %d): pvm_handle_allow(parent): %s\n", getpid(),
-	       err ? strerror(-err) : "ok");
+	       err ? pvm_handle_strerror(err) : "ok");
 	if (pvm_handle_export(board, sizeof(board), PVM_HANDLE_RDWR, hb.board) ||
 	    pvm_handle_export(notice, sizeof(notice), PVM_HANDLE_READ,
 			      hb.notice))

@@ -1211,6 +1211,22 @@ TEST(bad_arguments)
 	ASSERT_EQ(-EKEYREVOKED, pvm_handle_revoke(hb, sizeof(hb)));
 }
 
+/* Errors the library gives its own meanings; others as strerror() */
+TEST(error_strings)
+{
+	ASSERT_STREQ("the export was revoked (or the producer exec'd)",
+		     pvm_handle_strerror(-EKEYREVOKED));
+	ASSERT_STREQ(pvm_handle_strerror(-EKEYREVOKED),
+		     pvm_handle_strerror(EKEYREVOKED));
+	ASSERT_STREQ("the producer has exited; its pid names another process",
+		     pvm_handle_strerror(-ESTALE));
+	ASSERT_STREQ("not a valid pvm_handle (size, magic, CRC or a field)",
+		     pvm_handle_strerror(-EBADMSG));
+	ASSERT_STREQ(strerror(ENOENT), pvm_handle_strerror(-ENOENT));
+	ASSERT_STREQ(strerror(0), pvm_handle_strerror(0));
+	ASSERT_STREQ("unknown error", pvm_handle_strerror(INT_MIN));
+}
+
 /* A failed open leaves NULL, which close and the accessors take. */
 TEST(null_handle)
 {
