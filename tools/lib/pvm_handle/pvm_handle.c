@@ -427,13 +427,29 @@ static pthread_once_t pvmh_probe_once = PTHREAD_ONCE_INIT;
 static int pvmh_has_pidfd;
 
 /*
- * Zero-length copies return 0 before the target is looked up, but flags
- * are checked first: kernels without PROCESS_VM_PIDFD fail with EINVAL.
+ * Read a known word of this process through a pidfd of itself with
+ * PROCESS_VM_PIDFD: the flag works only if the word arrives.  A kernel
+ * that does not know the flag fails with EINVAL; one that accepted it
+ * without taking the pid argument as a pidfd would fail or read another
+ * process.  Access to oneself passes the ptrace check.
  */
 static void pvmh_probe(void)
 {
-	pvmh_has_pidfd = process_vm_readv(-1, NULL, 0, NULL, 0,
-					  PROCESS_VM_PIDFD) == 0;
+	static const uint64_t known = 0x50564d4850524f42ull;	/* not 0 */
+	uint64_t got = 0;
+	struct iovec local = { .iov_base = &got, .iov_len = sizeof(got) };
+	struct iovec remote = {
+		.iov_base = (void *)&known,
+		.iov_len = sizeof(known),
+	};
+	int pidfd = sys_pidfd_open(getpid());
+
+	if (pidfd < 0)
+		return;
+	pvmh_has_pidfd = process_vm_readv(pidfd, &local, 1, &remote, 1,
+					  PROCESS_VM_PIDFD) == sizeof(got) &&
+			 got == known;
+	close(pidfd);
 }
 
 int pvm_handle_kernel_has_pidfd(void)

@@ -37,6 +37,10 @@
 #ifndef __NR_clone3
 #define __NR_clone3		435
 #endif
+/* include/uapi/linux/process_vm.h; system headers do not have it yet */
+#ifndef PROCESS_VM_PIDFD
+#define PROCESS_VM_PIDFD	1UL
+#endif
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
@@ -118,6 +122,62 @@ static int read_full(int fd, void *buf, size_t len)
 static int write_full(int fd, const void *buf, size_t len)
 {
 	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * The library's process_vm_readv() calls land here, this program's
+ * definition coming before libc's, so that the probe cases can show it
+ * a kernel it is not.  fake_kernel is REAL_KERNEL in every other case.
+ */
+enum {
+	REAL_KERNEL,
+	FAKE_PIDFD,	/* has PROCESS_VM_PIDFD */
+	FAKE_LAX,	/* lacks it, returns 0 for no iovecs before any check */
+};
+
+static int fake_kernel;
+
+/* The pid a pidfd names (its fdinfo), or -1 */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	int pid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid;
+}
+
+ssize_t process_vm_readv(pid_t pid, const struct iovec *lvec,
+			 unsigned long liovcnt, const struct iovec *rvec,
+			 unsigned long riovcnt, unsigned long flags)
+{
+	bool empty = !liovcnt || !riovcnt;
+
+	if (fake_kernel == FAKE_LAX && empty)
+		return 0;
+	if (fake_kernel != REAL_KERNEL && flags & PROCESS_VM_PIDFD) {
+		/* Flags first, then nothing to copy, then the target */
+		errno = EINVAL;
+		if (fake_kernel == FAKE_LAX || flags & ~PROCESS_VM_PIDFD)
+			return -1;
+		if (empty)
+			return 0;
+		pid = pidfd_pid(pid);
+		errno = EBADF;
+		if (pid <= 0)
+			return -1;
+		flags = 0;
+	}
+	return syscall(__NR_process_vm_readv, pid, lvec, liovcnt, rvec,
+		       riovcnt, flags);
 }
 
 static int drop_to(uid_t uid)
@@ -442,7 +502,7 @@ FIXTURE_TEARDOWN(pvmh)
 TEST_F(pvmh, via)
 {
 	long ret = syscall(__NR_process_vm_readv, -1, NULL, 0UL, NULL, 0UL,
-			   1UL);
+			   PROCESS_VM_PIDFD);
 	enum pvm_handle_via want = PVM_HANDLE_VIA_PID;
 
 	if (!ret && !self->flags)
@@ -1209,6 +1269,44 @@ TEST(bad_arguments)
 	ASSERT_EQ(0x41, buf[0]);
 	ASSERT_EQ(0, pvm_handle_revoke(hb, sizeof(hb)));
 	ASSERT_EQ(-EKEYREVOKED, pvm_handle_revoke(hb, sizeof(hb)));
+}
+
+/*
+ * pvm_handle_kernel_has_pidfd() on kernels faked as above: it must find
+ * the flag where a read through a pidfd works, and not where only a
+ * zero-length call succeeds.  Each case is a new process, probed afresh.
+ */
+FIXTURE(probe) {
+};
+
+FIXTURE_VARIANT(probe) {
+	int kernel;
+	int want;
+};
+
+FIXTURE_VARIANT_ADD(probe, has_flag) {
+	.kernel = FAKE_PIDFD,
+	.want = 1,
+};
+
+FIXTURE_VARIANT_ADD(probe, lax_zero_length) {
+	.kernel = FAKE_LAX,
+	.want = 0,
+};
+
+FIXTURE_SETUP(probe)
+{
+	fake_kernel = variant->kernel;
+}
+
+FIXTURE_TEARDOWN(probe)
+{
+	fake_kernel = REAL_KERNEL;
+}
+
+TEST_F(probe, kernel_has_pidfd)
+{
+	ASSERT_EQ(variant->want, pvm_handle_kernel_has_pidfd());
 }
 
 /* Errors the library gives its own meanings; others as strerror() */
