@@ -11,9 +11,14 @@
  * and exits: later consumers get an error, not data.
  *
  * Usage: pvm-handle-demo [NR_CONSUMERS]   (default 3, at most 8)
+ *
+ * Every process closes the pipe ends it does not use, and the control
+ * pipes are close-on-exec: if the producer dies (of SIGPIPE, when the
+ * reader of our output has gone), the parent sees end of file and stops.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,13 +103,14 @@ static void run_consumer(int index, const struct handles *hb)
 	int fds[2];
 	pid_t pid;
 
-	if (pipe(fds))
+	if (pipe2(fds, O_CLOEXEC))
 		exit(1);
 	pid = fork();
 	if (pid < 0)
 		exit(1);
 	if (!pid) {
 		snprintf(arg, sizeof(arg), "%d", index);
+		/* The copy on stdin is not close-on-exec */
 		dup2(fds[0], 0);
 		close(fds[0]);
 		close(fds[1]);
@@ -141,7 +147,7 @@ static void revoke_board(const struct handles *hb)
  * The producer: exports, sends the handles to its parent, then obeys
  * one-letter commands: 'p' print the board, 'r' revoke it, 'q' quit.
  */
-static void produce(int nr, int out, int in)
+static void produce(int nr, int out, int in, int to, int from)
 {
 	static char board[(MAX_CONSUMERS + 1) * SLOT] = "the producer's board";
 	static const char notice[SLOT] = "read-only notice: hello, consumers";
@@ -149,6 +155,8 @@ static void produce(int nr, int out, int in)
 	char cmd;
 	int err;
 
+	close(to);
+	close(from);
 	/* Under Yama scope 1: let the parent and its children in */
 	err = pvm_handle_allow(getppid());
 	printf("  producer (pid %d): pvm_handle_allow(parent): %s\n", getpid(),
@@ -173,13 +181,19 @@ static void produce(int nr, int out, int in)
 	_exit(0);
 }
 
+static void producer_gone(void)
+{
+	fprintf(stderr, "pvm-handle-demo: the producer has gone\n");
+	exit(1);
+}
+
 /* Tell the producer to do @cmd and wait until it has */
 static void tell(int to, int from, char cmd)
 {
 	char done;
 
 	if (write(to, &cmd, 1) != 1 || (cmd != 'q' && read_full(from, &done, 1)))
-		exit(1);
+		producer_gone();
 }
 
 static void print_handle(const unsigned char *h)
@@ -192,28 +206,75 @@ static void print_handle(const unsigned char *h)
 	printf("\n");
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: pvm-handle-demo [NR_CONSUMERS]\n"
+		"A producer exports a board and a notice; NR_CONSUMERS new\n"
+		"programs (1 to %d, default 3), given only the handle bytes,\n"
+		"use them; then the producer revokes the board and exits.\n",
+		MAX_CONSUMERS);
+}
+
+/* @arg as a number from @min to @max, or -1 */
+static int parse_int(const char *arg, int min, int max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		return -1;
+	return v;
+}
+
+static int bad_arg(const char *what, const char *arg)
+{
+	fprintf(stderr, "pvm-handle-demo: %s '%s'\n", what, arg);
+	usage(stderr);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
-	int nr = argc > 1 ? atoi(argv[1]) : 3, to[2], from[2], i;
+	int nr = 3, to[2], from[2], i;
 	struct handles hb;
 	pid_t pid;
 
-	if (argc > 2 && !strcmp(argv[1], "consumer"))
-		return consume(atoi(argv[2]));
-	if (nr < 1 || nr > MAX_CONSUMERS)
-		nr = 3;
+	/* How run_consumer() starts a consumer */
+	if (argc == 3 && !strcmp(argv[1], "consumer")) {
+		i = parse_int(argv[2], 1, MAX_CONSUMERS + 2);
+		return i > 0 ? consume(i) : bad_arg("bad consumer", argv[2]);
+	}
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 2)
+		return bad_arg("unexpected argument", argv[2]);
+	if (argc > 1 && argv[1][0] == '-')
+		return bad_arg("unknown option", argv[1]);
+	if (argc > 1) {
+		nr = parse_int(argv[1], 1, MAX_CONSUMERS);
+		if (nr < 0)
+			return bad_arg("bad NR_CONSUMERS", argv[1]);
+	}
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("kernel has PROCESS_VM_PIDFD: %s\n",
 	       pvm_handle_kernel_has_pidfd() ? "yes" : "no (pid + check)");
-	if (pipe(to) || pipe(from))
+	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC))
 		return 1;
 	pid = fork();
 	if (pid < 0)
 		return 1;
 	if (!pid)
-		produce(nr, from[1], to[0]);
+		produce(nr, from[1], to[0], to[1], from[0]);
+	close(from[1]);
+	close(to[0]);
 	if (read_full(from[0], &hb, sizeof(hb)))
-		return 1;
+		producer_gone();
 	print_handle(hb.board);
 
 	printf("%d consumers, each given only the handle bytes on stdin:\n",
@@ -230,5 +291,6 @@ int main(int argc, char **argv)
 	tell(to[1], from[0], 'q');
 	waitpid(pid, NULL, 0);
 	run_consumer(nr + 2, &hb);
-	return 0;
+	/* With SIGPIPE ignored, a lost reader is EPIPE here */
+	return fflush(stdout) || ferror(stdout);
 }

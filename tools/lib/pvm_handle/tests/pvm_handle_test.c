@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -40,6 +42,10 @@
 /* include/uapi/linux/process_vm.h; system headers do not have it yet */
 #ifndef PROCESS_VM_PIDFD
 #define PROCESS_VM_PIDFD	1UL
+#endif
+/* Where the Makefile put the demo; PVM_HANDLE_DEMO overrides it */
+#ifndef PVMH_DEMO
+#define PVMH_DEMO		"./pvm-handle-demo"
 #endif
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
@@ -1307,6 +1313,182 @@ FIXTURE_TEARDOWN(probe)
 TEST_F(probe, kernel_has_pidfd)
 {
 	ASSERT_EQ(variant->want, pvm_handle_kernel_has_pidfd());
+}
+
+/* ------------------------------------------------------------------ */
+/* The demo program: its command line, and a reader that goes away     */
+/* ------------------------------------------------------------------ */
+
+FIXTURE(demo) {
+	const char *path;
+	pid_t pid;		/* also its process group */
+};
+
+FIXTURE_SETUP(demo)
+{
+	self->path = getenv("PVM_HANDLE_DEMO") ?: PVMH_DEMO;
+	self->pid = 0;
+	if (access(self->path, X_OK))
+		SKIP(return, "no demo at %s (make demo, or PVM_HANDLE_DEMO=)",
+		     self->path);
+}
+
+FIXTURE_TEARDOWN(demo)
+{
+	if (self->pid > 0) {
+		kill(-self->pid, SIGKILL);
+		waitpid(self->pid, NULL, 0);
+	}
+}
+
+/* Start the demo, @arg its argument (or none), @out and @err its output */
+static pid_t demo_start(const char *path, const char *arg, int out, int err)
+{
+	pid_t pid = fork();
+
+	if (pid) {
+		if (pid > 0)
+			setpgid(pid, pid);
+		return pid;
+	}
+	setpgid(0, 0);
+	dup2(out, 1);
+	dup2(err, 2);
+	execl(path, path, arg, (char *)NULL);
+	_exit(127);
+}
+
+/* Read @fd to its end into @buf, a string of at most @size - 1 bytes */
+static void read_all(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	while (len < size - 1) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+}
+
+#define DEMO_OUT	4096
+
+/* Run the demo with @arg to its end; its wait status, output in @out, @err */
+static int demo_run(const char *path, const char *arg, char *out, char *err)
+{
+	int o[2], e[2], status = -1;
+	pid_t pid;
+
+	if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC))
+		return -1;
+	pid = demo_start(path, arg, o[1], e[1]);
+	close(o[1]);
+	close(e[1]);
+	read_all(o[0], out, DEMO_OUT);
+	read_all(e[0], err, DEMO_OUT);
+	close(o[0]);
+	close(e[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	return status;
+}
+
+/* --help: the usage on stdout, exit 0, and nothing run */
+TEST_F(demo, help)
+{
+	char out[DEMO_OUT], err[DEMO_OUT];
+	int status = demo_run(self->path, "--help", out, err);
+
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, strncmp(out, "Usage: pvm-handle-demo [NR_CONSUMERS]\n",
+			     38));
+	ASSERT_NULL(strstr(out, "producer ("));
+	ASSERT_STREQ("", err);
+}
+
+/* A bad argument: exit 2, a message that quotes it, nothing run */
+TEST_F(demo, bad_arguments)
+{
+	static const char * const bad[] = { "0", "9", "abc", "3x", "-x", "" };
+	char out[DEMO_OUT], err[DEMO_OUT], quoted[16];
+	size_t i;
+	int status;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		status = demo_run(self->path, bad[i], out, err);
+		snprintf(quoted, sizeof(quoted), "'%s'\n", bad[i]);
+		ASSERT_EQ(2, WIFEXITED(status) ? WEXITSTATUS(status) : -1) {
+			TH_LOG("argument '%s': wait status %#x", bad[i], status);
+		}
+		ASSERT_STREQ("", out);
+		ASSERT_NE(NULL, strstr(err, quoted)) {
+			TH_LOG("argument '%s' not quoted: %s", bad[i], err);
+		}
+	}
+}
+
+/*
+ * pvm-handle-demo | head -1: the reader of the demo's output goes after
+ * the first line, while the demo's other processes still have lines to
+ * write.  To make that happen at the same point every run, the output
+ * pipe is one page, filled but for ROOM bytes: the first line ("kernel
+ * has PROCESS_VM_PIDFD: ...", under 64 bytes) fits, the producer's next
+ * one does not, so the producer is still blocked or yet to write when the
+ * reader closes, and dies of SIGPIPE.  Every process of the demo must then
+ * end (alive[1], which they all inherit, reaches end of file), the demo
+ * with 1.
+ */
+#define ROOM		64
+
+TEST_F(demo, reader_goes_away)
+{
+	int out[2], alive[2], null, size, queued = 0, status, i;
+	struct pollfd pfd;
+	char *fill;
+
+	ASSERT_EQ(0, pipe2(out, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(alive, O_CLOEXEC));
+	ASSERT_EQ(0, fcntl(alive[1], F_SETFD, 0));
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, null);
+	size = fcntl(out[1], F_SETPIPE_SZ, 1);	/* one page */
+	ASSERT_LT(ROOM, size);
+	fill = calloc(1, size - ROOM);
+	ASSERT_NE(NULL, fill);
+	ASSERT_EQ(0, write_full(out[1], fill, size - ROOM));
+	free(fill);
+
+	self->pid = demo_start(self->path, NULL, out[1], null);
+	ASSERT_LT(0, self->pid);
+	close(out[1]);
+	close(alive[1]);
+	close(null);
+	/* The first line is in: the reader goes */
+	for (i = 0; i < 1000 && queued <= size - ROOM; i++) {
+		ASSERT_EQ(0, ioctl(out[0], FIONREAD, &queued));
+		usleep(10000);
+	}
+	ASSERT_LT(size - ROOM, queued);
+	close(out[0]);
+
+	pfd.fd = alive[0];
+	pfd.events = POLLIN;
+	i = poll(&pfd, 1, 10000);
+	/* The teardown may not run after a failed assertion: kill them now */
+	if (i != 1)
+		kill(-self->pid, SIGKILL);
+	ASSERT_EQ(1, i) {
+		TH_LOG("the demo's processes still run 10 s after the reader went");
+	}
+	ASSERT_EQ(0, read(alive[0], &i, 1));
+	close(alive[0]);
+	ASSERT_EQ(self->pid, waitpid(self->pid, &status, 0));
+	self->pid = 0;
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(1, WEXITSTATUS(status));
 }
 
 /* Errors the library gives its own meanings; others as strerror() */
