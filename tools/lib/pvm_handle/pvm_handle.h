@@ -12,7 +12,10 @@
  *
  * Access control is the kernel's: the consumer needs ptrace access to the
  * producer (PTRACE_MODE_ATTACH_REALCREDS).  A handle is a name, not a
- * capability.
+ * capability: read-only, the range and revocation are checked by this
+ * library in the consumer, not by the kernel, and bind only consumers
+ * that use it.  Any process that passes the ptrace check can read and
+ * write the producer's whole address space, handle or not.
  *
  * Functions return 0 (or a byte count) on success and a negative errno
  * value on failure; they never set errno on purpose.  See README.rst.
