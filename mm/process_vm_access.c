@@ -40,6 +40,8 @@
  * @gup_flags: FOLL_* flags for pinning.
  * @write: copy from @iter into @mm.
  * @mode: how the copy may wait.
+ * @nofault: copy the local side with page faults disabled: a local page
+ *	that is not there stops the copy with -EAGAIN.
  * @err: why the copy stopped early, 0 if it did not.
  * @pinned: pages pinned so far, for the tracepoint and the tests.
  * @batches: pin calls made so far (each takes the mmap lock), for the tests.
@@ -53,6 +55,7 @@ struct pvm_copy {
 	unsigned int gup_flags;
 	bool write;
 	enum pvm_mode mode;
+	bool nofault;
 	int err;
 	unsigned long pinned;
 	unsigned long batches;
@@ -355,14 +358,15 @@ static size_t pvm_copy_runs(struct pvm_copy *c, size_t offset, size_t bytes,
 
 /*
  * The try mode must not sleep on a fault of the caller's own buffer either
- * (a userfaultfd or FUSE mapping of its own can take as long as it likes):
- * with page faults disabled a local page that is not there stops the copy
- * short, exactly where the retry that may sleep picks up again.
+ * (a userfaultfd or FUSE mapping of its own can take as long as it likes),
+ * nor may a region copy that holds off the owner's revoke: with page faults
+ * disabled a local page that is not there stops the copy short, exactly
+ * where the retry that may sleep picks up again.
  */
 static size_t pvm_copy_batch(struct pvm_copy *c, size_t offset, size_t bytes,
 			     unsigned long pinned)
 {
-	bool nofault = c->mode == PVM_TRY;
+	bool nofault = c->nofault;
 	size_t done;
 
 	if (nofault)
@@ -387,7 +391,7 @@ static size_t pvm_copy_batch(struct pvm_copy *c, size_t offset, size_t bytes,
  *
  * Return: 0 when the range is done or the local side is exhausted, or a
  * negative errno when the copy has to stop here: -EFAULT for a fault on
- * the local side, -EAGAIN for one in the try mode.
+ * the local side, -EAGAIN for one with page faults disabled.
  */
 static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
 {
@@ -404,7 +408,7 @@ static int pvm_copy_range(struct pvm_copy *c, unsigned long addr, size_t len)
 		bytes = min(want, ((size_t)got << PAGE_SHIFT) - offset);
 		done = pvm_copy_batch(c, offset, bytes, got);
 		if (done < bytes)
-			return c->mode == PVM_TRY ? -EAGAIN : -EFAULT;
+			return c->nofault ? -EAGAIN : -EFAULT;
 		addr += bytes;
 		len -= bytes;
 	}
@@ -633,6 +637,7 @@ pvm_transfer(pid_t pid, unsigned long flags, struct iov_iter *iter,
 	c.iter = iter;
 	c.write = write;
 	c.mode = flags & PROCESS_VM_NOWAIT ? PVM_NOWAIT : PVM_BLOCK;
+	c.nofault = false;
 	ret = pvm_copy_mm(&c, riov, riovcnt, nr);
 	pvm_put_mm(&c);
 	*pinned = c.pinned;
@@ -690,6 +695,7 @@ int process_vm_copy(struct file *pidfd, struct mm_struct **bound,
 	c.iter = iter;
 	c.write = write;
 	c.mode = mode;
+	c.nofault = mode == PVM_TRY;
 	if (*bound && *bound != c.mm) {
 		c.err = -ESRCH;
 	} else if (pvm_copy_mm(&c, riov, riovcnt, nr) > 0 && !*bound) {
@@ -697,6 +703,44 @@ int process_vm_copy(struct file *pidfd, struct mm_struct **bound,
 		*bound = c.mm;
 	}
 	pvm_put_mm(&c);
+	return c.err;
+}
+
+/**
+ * process_vm_copy_mm() - Copy between an iterator and an address space.
+ * @mm: the address space, held by mmget().
+ * @iter: the caller's side; advanced by the bytes copied.
+ * @riov: ranges of @mm.
+ * @riovcnt: number of entries in @riov.
+ * @write: copy from @iter into @mm.
+ * @mode: how the copy may wait for @mm, see &enum pvm_mode.
+ * @nofault: copy the caller's side with page faults disabled.
+ *
+ * The engine for callers that have the address space already and decided
+ * themselves who may reach it (region fds).  With @nofault, a page of @iter
+ * that is not there stops the copy with -EAGAIN, so that the caller can
+ * fault it in where it holds nothing that others wait for, and go on.
+ *
+ * Return: 0 when either side is exhausted, or the error that stopped the
+ * copy, as for process_vm_copy(); the bytes moved are what @iter advanced
+ * by.
+ */
+int process_vm_copy_mm(struct mm_struct *mm, struct iov_iter *iter,
+		       const struct iovec *riov, unsigned long riovcnt,
+		       bool write, enum pvm_mode mode, bool nofault)
+{
+	struct pvm_copy c __uninitialized;
+	unsigned long nr;
+
+	nr = pvm_batch_pages(riov, riovcnt, iov_iter_count(iter));
+	if (!nr)
+		return 0;
+	c.mm = mm;
+	c.iter = iter;
+	c.write = write;
+	c.mode = mode;
+	c.nofault = nofault;
+	pvm_copy_mm(&c, riov, riovcnt, nr);
 	return c.err;
 }
 

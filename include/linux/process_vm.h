@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Kernel-internal interface to the process_vm_readv/writev copy engine
- * (mm/process_vm_access.c), used by the syscalls and by io_uring.
+ * (mm/process_vm_access.c), used by the syscalls, by io_uring and by
+ * region fds (mm/process_vm_region.c).
  */
 #ifndef _LINUX_PROCESS_VM_H
 #define _LINUX_PROCESS_VM_H
@@ -46,5 +47,8 @@ static inline bool pvm_mode_nonblock(enum pvm_mode mode)
 int process_vm_copy(struct file *pidfd, struct mm_struct **bound,
 		    struct iov_iter *iter, const struct iovec *riov,
 		    unsigned long riovcnt, bool write, enum pvm_mode mode);
+int process_vm_copy_mm(struct mm_struct *mm, struct iov_iter *iter,
+		       const struct iovec *riov, unsigned long riovcnt,
+		       bool write, enum pvm_mode mode, bool nofault);
 
 #endif /* _LINUX_PROCESS_VM_H */

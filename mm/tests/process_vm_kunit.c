@@ -73,6 +73,7 @@ static ssize_t pvm_test_copy(struct kunit *test, bool write,
 		.iter = &iter,
 		.write = write,
 		.mode = mode,
+		.nofault = mode == PVM_TRY,
 	};
 	ssize_t ret;
 
