@@ -39,9 +39,11 @@
  * @max_pages: capacity of @pages.
  * @gup_flags: FOLL_* flags for pinning.
  * @write: copy from @iter into @mm.
- * @mode: how the copy may wait.
  * @nofault: copy the local side with page faults disabled: a local page
  *	that is not there stops the copy with -EAGAIN.
+ * @keep: the pages are the caller's, pinned for longer than the copy:
+ *	they are not unpinned here.
+ * @mode: how the copy may wait.
  * @err: why the copy stopped early, 0 if it did not.
  * @pinned: pages pinned so far, for the tracepoint and the tests.
  * @batches: pin calls made so far (each takes the mmap lock), for the tests.
@@ -54,8 +56,9 @@ struct pvm_copy {
 	unsigned long max_pages;
 	unsigned int gup_flags;
 	bool write;
-	enum pvm_mode mode;
 	bool nofault;
+	bool keep;
+	enum pvm_mode mode;
 	int err;
 	unsigned long pinned;
 	unsigned long batches;
@@ -235,6 +238,8 @@ static __always_inline void pvm_unpin(struct pvm_copy *c, struct page **pages,
 {
 	unsigned long i;
 
+	if (c->keep)
+		return;
 	if (c->write && pvm_mode_nonblock(c->mode)) {
 		for (i = 0; i < nr; i++)
 			pvm_dirty_unpin_nowait(pages[i]);
@@ -453,6 +458,7 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 	c->gup_flags = (c->write ? FOLL_WRITE : 0) |
 		       (pvm_mode_nonblock(c->mode) ? FOLL_NOFAULT : 0) |
 		       (c->mode == PVM_INTR ? FOLL_INTERRUPTIBLE : 0);
+	c->keep = false;
 	c->pages = stack_pages;
 	c->max_pages = PVM_STACK_PAGES;
 	c->pinned = 0;
@@ -742,6 +748,39 @@ int process_vm_copy_mm(struct mm_struct *mm, struct iov_iter *iter,
 	c.nofault = nofault;
 	pvm_copy_mm(&c, riov, riovcnt, nr);
 	return c.err;
+}
+
+/**
+ * process_vm_copy_pages() - Copy between pinned pages and an iterator.
+ * @pages: the pages, pinned by the caller for as long as it likes; they
+ *	stay pinned.
+ * @nr: number of @pages the bytes touch.
+ * @offset: offset into @pages[0] where the bytes start.
+ * @bytes: number of bytes to copy.
+ * @iter: the caller's side; advanced by the bytes copied.
+ * @write: copy from @iter into the pages.
+ * @nofault: copy @iter's side with page faults disabled.
+ *
+ * The copy step of the engine, runs of large folios included, for pages
+ * pinned once for many copies (region fds pinned at export): no page
+ * table is walked and no mmap lock taken.
+ *
+ * Return: bytes copied; fewer than @bytes only when @iter faulted (or,
+ * with @nofault, had a page that was not there).
+ */
+size_t process_vm_copy_pages(struct page **pages, unsigned long nr,
+			     size_t offset, size_t bytes, struct iov_iter *iter,
+			     bool write, bool nofault)
+{
+	struct pvm_copy c __uninitialized;
+
+	c.iter = iter;
+	c.pages = pages;
+	c.write = write;
+	c.mode = PVM_BLOCK;
+	c.nofault = nofault;
+	c.keep = true;
+	return pvm_copy_batch(&c, offset, bytes, nr);
 }
 
 /*

@@ -14,6 +14,7 @@ struct file;
 struct iov_iter;
 struct iovec;
 struct mm_struct;
+struct page;
 
 /* Every flag the syscalls accept; kept out of uapi on purpose. */
 #define PROCESS_VM_FLAGS	(PROCESS_VM_PIDFD | PROCESS_VM_NOWAIT)
@@ -50,5 +51,8 @@ int process_vm_copy(struct file *pidfd, struct mm_struct **bound,
 int process_vm_copy_mm(struct mm_struct *mm, struct iov_iter *iter,
 		       const struct iovec *riov, unsigned long riovcnt,
 		       bool write, enum pvm_mode mode, bool nofault);
+size_t process_vm_copy_pages(struct page **pages, unsigned long nr,
+			     size_t offset, size_t bytes, struct iov_iter *iter,
+			     bool write, bool nofault);
 
 #endif /* _LINUX_PROCESS_VM_H */

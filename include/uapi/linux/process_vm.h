@@ -4,6 +4,7 @@
 
 #include <linux/const.h>
 #include <linux/ioctl.h>
+#include <linux/types.h>
 
 /*
  * Flags for process_vm_readv(2) and process_vm_writev(2).  Any other bit
@@ -21,11 +22,30 @@
 
 /*
  * Flags for process_vm_export(2), which makes ranges of the caller's own
- * memory a region fd: what holders of the fd may do with those bytes.  At
- * least one is needed; any other bit is EINVAL.
+ * memory a region fd: what holders of the fd may do with those bytes (at
+ * least one of READ and WRITE), and how the region holds them.  Any other
+ * bit is EINVAL.
  */
 #define PROCESS_VM_REGION_READ	_BITUL(0)	/* read(2), pread(2), ... */
 #define PROCESS_VM_REGION_WRITE	_BITUL(1)	/* write(2), pwrite(2), ... */
+/*
+ * Pin the pages now, for the region's life (until revoke or the last fd
+ * closes), charged to RLIMIT_MEMLOCK as io_uring's registered buffers are:
+ * accesses copy from the pages of export time without walking the owner's
+ * page tables or taking its mmap lock.
+ */
+#define PROCESS_VM_REGION_PIN	_BITUL(2)
+/* process_vm_open(2) of the handle by any user, not just the owner's uid. */
+#define PROCESS_VM_REGION_ANY_USER	_BITUL(3)
+
+/*
+ * A region's handle, for process_vm_open(2): a few bytes that name the
+ * region and prove that whoever has them got them from the owner.
+ */
+struct process_vm_handle {
+	__u64 id;
+	__u8 secret[16];
+};
 
 /*
  * ioctl(2) on a region fd, by the owner only (a thread of the process that
@@ -34,5 +54,7 @@
  * owner have the same effect.
  */
 #define PROCESS_VM_REGION_REVOKE	_IO(0xB9, 0)
+/* The region's handle, for the owner only: ioctl(fd, ..., &handle). */
+#define PROCESS_VM_REGION_GET_HANDLE	_IOR(0xB9, 1, struct process_vm_handle)
 
 #endif /* _UAPI_LINUX_PROCESS_VM_H */
