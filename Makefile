@@ -48,7 +48,8 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
-	stress mutate kunit bench calibrate interop patches docs clean distclean FORCE
+	stress mutate kunit bench calibrate interop patches docs clean clean-out \
+	distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
@@ -69,7 +70,8 @@ help:
 	@echo '                 out/bench/calibration.md; boots the kernels built, builds none'
 	@echo '  make interop    Open MPI, MPICH, UCX, libfabric over CMA on host / stock VM /'
 	@echo '                 ours VM, CMA on and off, Yama 0/1, root/nobody: out/interop/'
-	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict'
+	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict;'
+	@echo '                 builds the kernel at every commit of the series (long)'
 	@echo '  make docs       man page patch, groff/man warnings, process_vm.rst via Sphinx,'
 	@echo '                 kernel-doc; rendered page in out/docs/process_vm_readv.2.txt'
 	@echo '  make kernel | stock | debug   build one kernel (build/<name>/obj)'
@@ -79,7 +81,9 @@ help:
 	@echo '  make pvm_handle libpvm_handle (tools/lib/pvm_handle), its test and demo;'
 	@echo '                 no kernel needed: build/selftests/pvm_handle/pvm_handle_test'
 	@echo '  make deps       install the Debian packages the build needs (root)'
-	@echo '  make clean      remove kernel objects, keep the unpacked base and ccache'
+	@echo '  make clean      remove kernel objects and test builds; keep the unpacked'
+	@echo '                 base, ccache and out/ (reports that take hours to remake)'
+	@echo '  make clean-out  remove out/: reports, patches, docs'
 	@echo '  make distclean  remove build/ and out/'
 	@echo 'Boot a kernel yourself: scripts/pvm/vm-run --kernel ours|stock|debug -- CMD'
 
@@ -257,6 +261,7 @@ interop: kernels
 	scripts/pvm/interop
 
 patches: tree
+	@echo 'patches: checkpatch, git am, then a kernel build at every commit of the series'
 	scripts/pvm/format-patches $(PRISTINE) $(B)/ours/src $(CURDIR)/out/patches
 
 # The kernel base gives Documentation/conf.py, its Sphinx extensions and
@@ -264,9 +269,14 @@ patches: tree
 docs: $(B)/pristine.stamp
 	scripts/pvm/docs
 
+# out/ holds the reports (bench, interop, mutate: hours to remake): only
+# clean-out and distclean remove it.
 clean:
-	rm -rf $(B)/ours/obj $(B)/stock/obj $(B)/debug $(B)/selftests out \
+	rm -rf $(B)/ours/obj $(B)/stock/obj $(B)/debug $(B)/selftests $(B)/tools-test \
 		$(foreach a,$(ARCHES),$(B)/ours-$(a) $(B)/stock-$(a) $(B)/selftests-$(a))
+
+clean-out:
+	rm -rf out
 
 distclean:
 	rm -rf $(B) out
