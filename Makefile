@@ -48,14 +48,15 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
-	stress mutate kunit bench calibrate interop patches docs clean clean-out \
+	tools-test stress mutate kunit bench calibrate interop patches docs clean clean-out \
 	distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
 	@echo '  make run        build what is missing, boot our kernel, demo + bandwidth table'
 	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit,'
-	@echo '                 short stress in the debug kernel, docs, patches round trip'
+	@echo '                 short stress in the debug kernel, docs, tools-test, patches'
+	@echo '                 round trip'
 	@echo '  make check-i386 the suite and KUnit on i386 with HIGHMEM (ours vs stock,'
 	@echo '                 3 GiB guests, the highmem proof); make check-arm64 on arm64'
 	@echo '                 (clang cross build); make check-arches: both'
@@ -80,6 +81,8 @@ help:
 	@echo '  make selftests  build tools/testing/selftests/process_vm and the pvm_handle test'
 	@echo '  make pvm_handle libpvm_handle (tools/lib/pvm_handle), its test and demo;'
 	@echo '                 no kernel needed: build/selftests/pvm_handle/pvm_handle_test'
+	@echo '  make tools-test --help, unknown options and bad numbers of every tool in'
+	@echo '                 tools/process_vm and script in scripts/pvm; no kernel, seconds'
 	@echo '  make deps       install the Debian packages the build needs (root)'
 	@echo '  make clean      remove kernel objects and test builds; keep the unpacked'
 	@echo '                 base, ccache and out/ (reports that take hours to remake)'
@@ -233,6 +236,10 @@ run: kernel tools
 
 check: kernels debug selftests patches
 	scripts/pvm/check
+
+# The command line of every tool and script; builds the tools itself.
+tools-test:
+	scripts/pvm/tools-test
 
 stress: debug selftests
 	scripts/pvm/stress --full
