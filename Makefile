@@ -48,13 +48,15 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
-	stress mutate kunit bench calibrate interop patches docs clean distclean FORCE
+	tools-test stress mutate kunit bench calibrate interop patches docs clean clean-out \
+	distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
 	@echo '  make run        build what is missing, boot our kernel, demo + bandwidth table'
 	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit,'
-	@echo '                 short stress in the debug kernel, docs, patches round trip'
+	@echo '                 short stress in the debug kernel, docs, tools-test, patches'
+	@echo '                 round trip'
 	@echo '  make check-i386 the suite and KUnit on i386 with HIGHMEM (ours vs stock,'
 	@echo '                 3 GiB guests, the highmem proof); make check-arm64 on arm64'
 	@echo '                 (clang cross build); make check-arches: both'
@@ -69,7 +71,8 @@ help:
 	@echo '                 out/bench/calibration.md; boots the kernels built, builds none'
 	@echo '  make interop    Open MPI, MPICH, UCX, libfabric over CMA on host / stock VM /'
 	@echo '                 ours VM, CMA on and off, Yama 0/1, root/nobody: out/interop/'
-	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict'
+	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict;'
+	@echo '                 builds the kernel at every commit of the series (long)'
 	@echo '  make docs       man page patch, groff/man warnings, process_vm.rst via Sphinx,'
 	@echo '                 kernel-doc; rendered page in out/docs/process_vm_readv.2.txt'
 	@echo '  make kernel | stock | debug   build one kernel (build/<name>/obj)'
@@ -78,8 +81,12 @@ help:
 	@echo '  make selftests  build tools/testing/selftests/process_vm and the pvm_handle test'
 	@echo '  make pvm_handle libpvm_handle (tools/lib/pvm_handle), its test and demo;'
 	@echo '                 no kernel needed: build/selftests/pvm_handle/pvm_handle_test'
+	@echo '  make tools-test --help, unknown options and bad numbers of every tool in'
+	@echo '                 tools/process_vm and script in scripts/pvm; no kernel, seconds'
 	@echo '  make deps       install the Debian packages the build needs (root)'
-	@echo '  make clean      remove kernel objects, keep the unpacked base and ccache'
+	@echo '  make clean      remove kernel objects and test builds; keep the unpacked'
+	@echo '                 base, ccache and out/ (reports that take hours to remake)'
+	@echo '  make clean-out  remove out/: reports, patches, docs'
 	@echo '  make distclean  remove build/ and out/'
 	@echo 'Boot a kernel yourself: scripts/pvm/vm-run --kernel ours|stock|debug -- CMD'
 
@@ -230,6 +237,10 @@ run: kernel tools
 check: kernels debug selftests patches
 	scripts/pvm/check
 
+# The command line of every tool and script; builds the tools itself.
+tools-test:
+	scripts/pvm/tools-test
+
 stress: debug selftests
 	scripts/pvm/stress --full
 
@@ -257,6 +268,7 @@ interop: kernels
 	scripts/pvm/interop
 
 patches: tree
+	@echo 'patches: checkpatch, git am, then a kernel build at every commit of the series'
 	scripts/pvm/format-patches $(PRISTINE) $(B)/ours/src $(CURDIR)/out/patches
 
 # The kernel base gives Documentation/conf.py, its Sphinx extensions and
@@ -264,9 +276,14 @@ patches: tree
 docs: $(B)/pristine.stamp
 	scripts/pvm/docs
 
+# out/ holds the reports (bench, interop, mutate: hours to remake): only
+# clean-out and distclean remove it.
 clean:
-	rm -rf $(B)/ours/obj $(B)/stock/obj $(B)/debug $(B)/selftests out \
+	rm -rf $(B)/ours/obj $(B)/stock/obj $(B)/debug $(B)/selftests $(B)/tools-test \
 		$(foreach a,$(ARCHES),$(B)/ours-$(a) $(B)/stock-$(a) $(B)/selftests-$(a))
+
+clean-out:
+	rm -rf out
 
 distclean:
 	rm -rf $(B) out

@@ -12,9 +12,9 @@
  * CAP_CHECKPOINT_RESTORE), else /proc/sys/kernel/ns_last_pid, else by
  * forking until it comes back (at most -n forks).
  *
- * Exit: 0 if the pidfd read failed with ESRCH as it should, 1 if not,
- * EXIT_CANNOT_RUN (4) if the kernel lacks PROCESS_VM_PIDFD or no pid could
- * be reused.
+ * Exit: 0 if the pidfd read failed with ESRCH as it should, 1 if not, 2 on
+ * a usage error, KSFT_SKIP (4) if the kernel lacks PROCESS_VM_PIDFD or no
+ * pid could be reused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +31,8 @@
 #include <unistd.h>
 #include <linux/sched.h>
 
+#include "pvm_args.h"
+
 /* From include/uapi/linux/process_vm.h, for builds against older headers. */
 #ifndef PROCESS_VM_PIDFD
 #define PROCESS_VM_PIDFD	(1UL << 0)
@@ -39,13 +41,6 @@
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD		0x00001000
 #endif
-
-/*
- * Exit status for "cannot run here" (no PROCESS_VM_PIDFD, no pid reuse):
- * neither a pass nor a failure.  It is kselftest's KSFT_SKIP, 4, so that a
- * runner that knows that convention reports the run as skipped.
- */
-#define EXIT_CANNOT_RUN		4
 
 /* Each process writes who it is here; same address in all of them. */
 static char ident[128];
@@ -194,11 +189,18 @@ static const char *recycle(struct proc *p, pid_t want, long max_forks)
 	return NULL;
 }
 
-static void print_usage(const char *prog)
-{
-	fprintf(stderr, "usage: %s [-n MAX_FORKS]\n", prog);
-	exit(2);
-}
+/*
+ * "Cannot run here" (no PROCESS_VM_PIDFD, no pid reuse) is neither a pass
+ * nor a failure: kselftest's KSFT_SKIP, 4, so that a runner that knows
+ * that convention reports the run as skipped.
+ */
+static const char usage[] =
+	"usage: pidfd-race [-n MAX_FORKS]\n"
+	"  -n MAX_FORKS  forks to try to get the victim's pid reused (1 to\n"
+	"                2^30, default 2^20)\n"
+	"Exit status: 0 if the read by pidfd failed with ESRCH, 1 if not, 2 on\n"
+	"a usage error, 4 if the kernel lacks PROCESS_VM_PIDFD or no pid could\n"
+	"be reused.\n";
 
 /* Returns the -n MAX_FORKS bound of recycle()'s last resort. */
 static long parse_args(int argc, char **argv)
@@ -206,14 +208,23 @@ static long parse_args(int argc, char **argv)
 	long max_forks = 1L << 20;
 	int opt;
 
+	if (argc == 2 && !strcmp(argv[1], "--help"))
+		pvm_usage(usage, 0);
 	while ((opt = getopt(argc, argv, "n:h")) != -1) {
 		switch (opt) {
 		case 'n':
-			max_forks = strtol(optarg, NULL, 0);
+			max_forks = pvm_arg_long("-n", optarg, 1, 1L << 30);
 			break;
+		case 'h':
+			pvm_usage(usage, 0);
 		default:
-			print_usage(argv[0]);
+			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pidfd-race: unexpected argument '%s'\n",
+			argv[optind]);
+		pvm_usage(usage, PVM_EXIT_USAGE);
 	}
 	return max_forks;
 }
@@ -232,7 +243,7 @@ static int check_pidfd_flag(void)
 	pidfd = syscall(__NR_pidfd_open, getpid(), 0);
 	if (pidfd < 0) {
 		printf("SKIP: pidfd_open: %s\n", strerror(errno));
-		return EXIT_CANNOT_RUN;
+		return KSFT_SKIP;
 	}
 	ret = read_ident(pidfd, PROCESS_VM_PIDFD, buf, sizeof(buf));
 	err = errno;
@@ -240,7 +251,7 @@ static int check_pidfd_flag(void)
 	if (ret < 0 && err == EINVAL) {
 		printf("SKIP: this kernel rejects PROCESS_VM_PIDFD (EINVAL):\n"
 		       "      only the racy pid-number form exists here\n");
-		return EXIT_CANNOT_RUN;
+		return KSFT_SKIP;
 	}
 	if (ret != sizeof(buf)) {
 		printf("FAIL: PROCESS_VM_PIDFD read of ourselves: %s\n",
@@ -292,7 +303,7 @@ static int reuse_pid(struct proc *victim, struct proc *impostor,
 	if (!how) {
 		printf("SKIP: could not get pid %d reused (needs root for\n"
 		       "      set_tid/ns_last_pid, or a small pid_max)\n", pid);
-		return EXIT_CANNOT_RUN;
+		return KSFT_SKIP;
 	}
 	printf("impostor: an unrelated process now has pid %d (via %s)\n",
 	       pid, how);

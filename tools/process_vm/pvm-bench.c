@@ -46,7 +46,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
-#include "pvm_size.h"
+#include "pvm_args.h"
 
 #define KiB		1024UL
 #define MiB		(1024 * KiB)
@@ -1129,11 +1129,7 @@ static void csv_row(FILE *f, const struct result *r)
 
 static size_t parse_size(const char *s)
 {
-	size_t v;
-
-	if (!pvm_parse_size(s, &v) || !v)
-		die("bad size '%s'", s);
-	return v;
+	return pvm_arg_size("--sizes", s, 1, SIZE_MAX);
 }
 
 static int lookup(const char *const *names, int n, const char *s, const char *what)
@@ -1196,10 +1192,10 @@ static void add_method(char *s)
 
 static void add_n(char *s)
 {
-	int n = atoi(s);
+	int n = pvm_arg_long("--n", s, 1, MAX_N);
 
-	if (n < 1 || n > MAX_N || opt.nn == (int)ARRAY_SIZE(opt.n))
-		die("bad N '%s' (1..%d)", s, MAX_N);
+	if (opt.nn == (int)ARRAY_SIZE(opt.n))
+		die("too many --n values");
 	opt.n[opt.nn++] = n;
 }
 
@@ -1225,9 +1221,7 @@ static void add_pattern(char *s)
 	}
 	p = lookup(pattern_names, 4, s, "pattern");
 	if (p < BCAST || colon) {
-		i = colon ? atoi(colon + 1) : 1;
-		if (i < 1 || i > MAX_N)
-			die("bad N in pattern");
+		i = colon ? pvm_arg_long("--patterns", colon + 1, 1, MAX_N) : 1;
 		add_pattern_n(p, i);
 		return;
 	}
@@ -1267,9 +1261,8 @@ static void add_cache(char *s)
 		   &opt.ncaches, ARRAY_SIZE(opt.caches), "cache state");
 }
 
-static void print_usage(int status)
-{
-	printf("usage: pvm-bench [options]\n"
+static const char usage[] =
+"usage: pvm-bench [options]\n"
 "  --methods LIST   pvm-read,pvm-write,shm,pipe,vmsplice,procmem,memcpy|all\n"
 "  --patterns LIST  pingpong,stream,bcast[:N],gather[:N]|all\n"
 "  --n LIST         N for bcast/gather without :N (default 1,2,4,8)\n"
@@ -1282,14 +1275,14 @@ static void print_usage(int status)
 "  --target-ms MS   duration of one repeat (default 20)\n"
 "  --noise PCT      NOISY when (max-min)/median exceeds it (default 20)\n"
 "  --time-budget S  start no configuration after S seconds\n"
-"  --timeout S      per configuration (default 300)\n"
+"  --timeout S      per configuration (default 300, 0: none)\n"
 "  --no-pin         do not bind process i to CPU i mod ncpus\n"
 "  --label NAME     kernel column of the CSV (default uname -r)\n"
 "  --csv FILE       write the results as CSV too\n"
 "  --quick          4K,64K,1M,16M; pvm-read,pvm-write,shm,pipe,memcpy;\n"
-"                   pingpong,stream; 3 repeats of 5 ms\n");
-	exit(status);
-}
+"                   pingpong,stream; 3 repeats of 5 ms\n"
+"  --help           this text\n"
+"Exit status: 0, 1 if a configuration failed, 2 on a usage error.\n";
 
 static void parse_args(int argc, char **argv)
 {
@@ -1311,7 +1304,6 @@ static void parse_args(int argc, char **argv)
 	double target = 0;
 	int c;
 
-	opt.repeats = 0;
 	opt.noise = 0.20;
 	opt.timeout = 300;
 	opt.pin = true;
@@ -1344,19 +1336,24 @@ static void parse_args(int argc, char **argv)
 			add_cache("all");
 			break;
 		case 'r':
-			opt.repeats = atoi(optarg);
+			opt.repeats = pvm_arg_long("--repeats", optarg, 1,
+						   MAX_REPEATS);
 			break;
 		case 't':
-			target = atof(optarg) / 1e3;
+			target = pvm_arg_double("--target-ms", optarg, 0.001,
+						60000) / 1e3;
 			break;
 		case 'N':
-			opt.noise = atof(optarg) / 100;
+			opt.noise = pvm_arg_double("--noise", optarg, 0,
+						   1e6) / 100;
 			break;
 		case 'b':
-			opt.budget = atof(optarg);
+			opt.budget = pvm_arg_double("--time-budget", optarg,
+						    0, 1e9);
 			break;
 		case 'T':
-			opt.timeout = atoi(optarg);
+			opt.timeout = pvm_arg_long("--timeout", optarg, 0,
+						   86400);
 			break;
 		case 'l':
 			opt.label = optarg;
@@ -1371,14 +1368,16 @@ static void parse_args(int argc, char **argv)
 			opt.pin = false;
 			break;
 		case 'h':
-			print_usage(0);
-			break;
+			pvm_usage(usage, 0);
 		default:
-			print_usage(2);
+			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
 	}
-	if (optind < argc)
-		print_usage(2);
+	if (optind < argc) {
+		fprintf(stderr, "pvm-bench: unexpected argument '%s'\n",
+			argv[optind]);
+		pvm_usage(usage, PVM_EXIT_USAGE);
+	}
 	parse_list(n_s, add_n);
 	parse_list(methods_s ? methods_s :
 		   quick ? "pvm-read,pvm-write,shm,pipe,memcpy" : "all", add_method);
@@ -1393,8 +1392,6 @@ static void parse_args(int argc, char **argv)
 		add_cache("hot");
 	if (!opt.repeats)
 		opt.repeats = quick ? 3 : 5;
-	if (opt.repeats < 1 || opt.repeats > MAX_REPEATS)
-		die("--repeats must be 1..%d", MAX_REPEATS);
 	opt.target = target > 0 ? target : quick ? 0.005 : 0.020;
 	if (!opt.label) {
 		uname(&u);

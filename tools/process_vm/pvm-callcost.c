@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pvm_args.h"
+
 #define PAGE		4096
 #define BIG		(4 << 20)
 
@@ -74,7 +76,13 @@ static void measure(const char *what, pid_t pid, struct iovec *l,
 	       (now_ns() - t0) / n, n);
 }
 
-int main(void)
+static const char usage[] =
+	"usage: pvm-callcost\n"
+	"Prints ns per process_vm_readv() call along each of its paths, the\n"
+	"calling process its own target; no options.  Exit status 1 if a call\n"
+	"returned what it should not, 2 on a usage error.\n";
+
+int main(int argc, char **argv)
 {
 	struct iovec one = { buf, 1 }, none = { buf, 0 }, page = { buf, PAGE };
 	struct iovec src = { buf + PAGE, 1 }, null = { NULL, 1 };
@@ -82,6 +90,7 @@ int main(void)
 	pid_t me = getpid();
 	size_t i;
 
+	pvm_no_args(argc, argv, usage);
 	for (i = 0; i < BIG; i += PAGE)
 		big[i] = 1;
 	measure("flags=1<<2 (EINVAL)", me, &one, &src, 1UL << 2, -1, 20000);

@@ -39,7 +39,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
-#include "pvm_size.h"
+#include "pvm_args.h"
 #include <signal.h>
 
 #define KiB		1024UL
@@ -493,13 +493,15 @@ static size_t parse_size(const char *s)
 {
 	size_t v;
 
-	if (!pvm_parse_size(s, &v) || !v || v % 8)
-		die("bad size %s (a multiple of 8, K or M suffix)", s);
+	v = pvm_arg_size("--sizes", s, 8, SIZE_MAX);
+	if (v % 8)
+		pvm_bad_arg("--sizes", s, "a multiple of 8");
 	return v;
 }
 
 /* Parse the comma list @arg into @on, an array over @names. */
-static void parse_set(char *arg, bool *on, const char *const *names, int n)
+static void parse_set(const char *opt, char *arg, bool *on,
+		      const char *const *names, int n)
 {
 	char *tok;
 	int i;
@@ -509,14 +511,15 @@ static void parse_set(char *arg, bool *on, const char *const *names, int n)
 		for (i = 0; i < n && strcmp(tok, names[i]); i++)
 			;
 		if (i == n)
-			die("unknown name %s", tok);
+			pvm_bad_arg(opt, tok, "a name it knows");
 		on[i] = true;
 	}
 }
 
-static void usage(int status)
-{
-	fprintf(status ? stderr : stdout,
+#define STR(x)		#x
+#define XSTR(x)		STR(x)
+
+static const char usage[] =
 "Usage: pvm-pagecost [OPTION...]\n"
 "Single-threaded ns per call of process_vm_readv/writev against memcpy\n"
 "and a two-copy shared-memory transport, per kind of memory and size.\n"
@@ -525,22 +528,21 @@ static void usage(int status)
 "                    4K,16K,64K,256K,1M,4M,16M)\n"
 "  --kinds LIST      of 4k,thp,hugetlb (default all)\n"
 "  --methods LIST    of pvm-read,pvm-write,memcpy,shm2 (default all)\n"
-"  --repeats N       timed loops per configuration (default 5, max %d)\n"
+"  --repeats N       timed loops per configuration (default 5, max " XSTR(MAX_REPEATS) ")\n"
 "  --target-ms MS    length of one timed loop (default 20)\n"
 "  --quick           --sizes 4K,64K,1M --repeats 3 --target-ms 5\n"
 "  --label NAME      the CSV's label column (default the kernel release)\n"
 "  --csv FILE        also write CSV rows to FILE:\n"
 "                    label,kind,size,method,ns_min,ns_median,iterations,\n"
 "                    repeats,note\n"
+"  --help            this text\n"
 "\n"
 "Under QEMU -icount guest time is deterministic: --repeats 1 suffices.\n"
 "hugetlb raises /proc/sys/vm/nr_hugepages if it can (root) and restores\n"
 "it; the kind is skipped if no huge pages can be had.  A thp row whose\n"
 "buffers are not all AnonHugePages (/proc/PID/smaps) says so in note.\n"
-"Exit status 1 if a copy returned a wrong count or wrong data.\n",
-		MAX_REPEATS);
-	exit(status);
-}
+"Exit status 1 if a copy returned a wrong count or wrong data, 2 on a\n"
+"usage error.\n";
 
 int main(int argc, char **argv)
 {
@@ -557,6 +559,7 @@ int main(int argc, char **argv)
 		{ }
 	};
 	static struct utsname u;
+	const char *csv_path = NULL;
 	char *tok;
 	int o, s, k;
 
@@ -567,25 +570,24 @@ int main(int argc, char **argv)
 			for (tok = strtok(optarg, ","); tok;
 			     tok = strtok(NULL, ",")) {
 				if (nr_sizes == MAX_SIZES)
-					die("too many sizes");
+					pvm_bad_arg("--sizes", tok, "within "
+						    XSTR(MAX_SIZES) " sizes");
 				sizes[nr_sizes++] = parse_size(tok);
 			}
 			break;
 		case 'k':
-			parse_set(optarg, kinds, kind_name, NR_KINDS);
+			parse_set("--kinds", optarg, kinds, kind_name, NR_KINDS);
 			break;
 		case 'm':
-			parse_set(optarg, methods, method_name, NR_METHODS);
+			parse_set("--methods", optarg, methods, method_name, NR_METHODS);
 			break;
 		case 'r':
-			repeats = atoi(optarg);
-			if (repeats < 1 || repeats > MAX_REPEATS)
-				die("--repeats: 1 to %d", MAX_REPEATS);
+			repeats = pvm_arg_long("--repeats", optarg, 1,
+					       MAX_REPEATS);
 			break;
 		case 't':
-			target_ns = atof(optarg) * 1e6;
-			if (target_ns <= 0)
-				die("--target-ms: positive");
+			target_ns = pvm_arg_double("--target-ms", optarg,
+						   0.001, 60000) * 1e6;
 			break;
 		case 'q':
 			nr_sizes = 3;
@@ -597,20 +599,28 @@ int main(int argc, char **argv)
 			label = optarg;
 			break;
 		case 'c':
-			csv = fopen(optarg, "w");
-			if (!csv)
-				die("%s: %s", optarg, strerror(errno));
-			fputs("label,kind,size,method,ns_min,ns_median,iterations,repeats,note\n",
-			      csv);
+			csv_path = optarg;
 			break;
 		case 'h':
-			usage(0);
+			pvm_usage(usage, 0);
 		default:
-			usage(2);
+			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
 	}
-	if (optind < argc || !nr_sizes)
-		usage(2);
+	if (optind < argc) {
+		fprintf(stderr, "pvm-pagecost: unexpected argument '%s'\n",
+			argv[optind]);
+		pvm_usage(usage, PVM_EXIT_USAGE);
+	}
+	if (!nr_sizes)
+		pvm_bad_arg("--sizes", "", "a list of sizes");
+	if (csv_path) {
+		csv = fopen(csv_path, "w");
+		if (!csv)
+			die("%s: %s", csv_path, strerror(errno));
+		fputs("label,kind,size,method,ns_min,ns_median,iterations,repeats,note\n",
+		      csv);
+	}
 	uname(&u);
 	if (!label)
 		label = u.release;

@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "pvm_size.h"
+#include "pvm_args.h"
 #include "pvm_target.h"
 
 #define MAX_READERS	64
@@ -411,16 +411,27 @@ static void parse_trace(pid_t *pids, struct trace_res *r)
 	r->wwait = summarize(ww, nww);
 }
 
-static void usage(int status)
+#define STR(x)		#x
+#define XSTR(x)		STR(x)
+
+static const char usage[] =
+	"usage: pvm-readers [--readers N] [--kind 4k|thp] [--size BYTES]\n"
+	"	[--chunk BYTES] [--seconds S] [--base-seconds S]\n"
+	"	[--writer mmap|mprotect] [--interval-us US] [--no-rt]\n"
+	"	[--trace S] [--label TEXT] [--csv FILE] [--help]\n"
+	"Sizes take K and M suffixes and are multiples of 8.  Defaults: 8\n"
+	"readers (at most " XSTR(MAX_READERS) "), 4k, 16M, chunk = size, 5 s (1 s writer-only\n"
+	"baseline first), mmap+munmap every 1000 us at SCHED_FIFO, no trace\n"
+	"run.  Exit status 2 on a usage error.\n";
+
+/* A size argument: a multiple of 8 bytes. */
+static size_t parse_size8(const char *name, const char *s)
 {
-	printf("usage: pvm-readers [--readers N] [--kind 4k|thp] [--size BYTES]\n"
-	       "	[--chunk BYTES] [--seconds S] [--base-seconds S]\n"
-	       "	[--writer mmap|mprotect] [--interval-us US] [--no-rt]\n"
-	       "	[--trace S] [--label TEXT] [--csv FILE]\n"
-	       "Sizes take K and M suffixes.  Defaults: 8 readers, 4k, 16M, chunk =\n"
-	       "size, 5 s (1 s writer-only baseline first), mmap+munmap every\n"
-	       "1000 us at SCHED_FIFO, no trace run.\n");
-	exit(status);
+	size_t v = pvm_arg_size(name, s, 8, SIZE_MAX);
+
+	if (v % 8)
+		pvm_bad_arg(name, s, "a multiple of 8");
+	return v;
 }
 
 static unsigned long thp_kb(pid_t pid)
@@ -465,40 +476,43 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			nreaders = atoi(optarg);
+			nreaders = pvm_arg_long("--readers", optarg, 1,
+						MAX_READERS);
 			break;
 		case 'k':
 			if (strcmp(optarg, "4k") && strcmp(optarg, "thp"))
-				usage(2);
+				pvm_bad_arg("--kind", optarg, "4k or thp");
 			thp = !strcmp(optarg, "thp");
 			break;
 		case 's':
-			if (!pvm_parse_size(optarg, &size))
-				usage(2);
+			size = parse_size8("--size", optarg);
 			break;
 		case 'c':
-			if (!pvm_parse_size(optarg, &chunk))
-				usage(2);
+			chunk = parse_size8("--chunk", optarg);
 			break;
 		case 't':
-			seconds = atoi(optarg);
+			seconds = pvm_arg_long("--seconds", optarg, 1, 3600);
 			break;
 		case 'b':
-			base_seconds = atoi(optarg);
+			base_seconds = pvm_arg_long("--base-seconds", optarg,
+						    0, 3600);
 			break;
 		case 'w':
 			if (strcmp(optarg, "mmap") && strcmp(optarg, "mprotect"))
-				usage(2);
+				pvm_bad_arg("--writer", optarg,
+					    "mmap or mprotect");
 			use_mprotect = !strcmp(optarg, "mprotect");
 			break;
 		case 'i':
-			interval_us = atoi(optarg);
+			interval_us = pvm_arg_long("--interval-us", optarg, 0,
+						   1000000);
 			break;
 		case 'n':
 			no_rt = 1;
 			break;
 		case 'T':
-			trace_seconds = atoi(optarg);
+			trace_seconds = pvm_arg_long("--trace", optarg, 0,
+						     3600);
 			break;
 		case 'l':
 			label = optarg;
@@ -507,17 +521,23 @@ int main(int argc, char **argv)
 			csv = optarg;
 			break;
 		case 'h':
-			usage(0);
-			break;
+			pvm_usage(usage, 0);
 		default:
-			usage(2);
+			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pvm-readers: unexpected argument '%s'\n",
+			argv[optind]);
+		pvm_usage(usage, PVM_EXIT_USAGE);
 	}
 	if (!chunk)
 		chunk = size;
-	if (nreaders < 1 || nreaders > MAX_READERS || !size || size % 8 ||
-	    !chunk || chunk % 8 || chunk > size || seconds < 1)
-		usage(2);
+	if (chunk > size) {
+		fprintf(stderr, "pvm-readers: --chunk %zu is larger than --size %zu\n",
+			chunk, size);
+		exit(PVM_EXIT_USAGE);
+	}
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -11,17 +11,21 @@
  * t(n) = start + n * iteration.  Under QEMU -icount a rep instruction
  * costs one count per iteration and one to start;
  * scripts/pvm/calibrate-report uses these figures to price the starts
- * that the insnprof plugin counts.  x86-64 only.
+ * that the insnprof plugin counts.  x86-64 only: elsewhere it exits
+ * KSFT_SKIP (4).
  *
  *	pvm-repcost [--repeats N] [--csv FILE]
  *
  * CSV rows: op,start_ns,iteration_ns.
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "pvm_args.h"
 
 #define MAX_QWORDS	512
 
@@ -106,31 +110,46 @@ static void measure(const char *name, void (*op)(unsigned long),
 		fprintf(csv, "%s,%.3f,%.5f\n", name, start, iter);
 }
 
+static const char usage[] =
+	"usage: pvm-repcost [--repeats N] [--csv FILE] [--help]\n"
+	"  --repeats N  timed loops per count, minimum reported (default 9,\n"
+	"               at most 1000)\n"
+	"  --csv FILE   also write op,start_ns,iteration_ns rows\n"
+	"x86-64 only (exit status 4 elsewhere); 2 on a usage error.\n";
+
 int main(int argc, char **argv)
 {
+	static const struct option lo[] = {
+		{ "repeats", 1, NULL, 'r' }, { "csv", 1, NULL, 'c' },
+		{ "help", 0, NULL, 'h' }, { }
+	};
 	const char *csv_path = NULL;
-	int repeats = 9, i;
+	int repeats = 9, c;
 	FILE *csv = NULL;
 	double empty;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--repeats") && i + 1 < argc) {
-			repeats = atoi(argv[++i]);
-			if (repeats < 1 || repeats > 1000) {
-				fprintf(stderr, "pvm-repcost: bad --repeats\n");
-				return 2;
-			}
-		} else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
-			csv_path = argv[++i];
-		} else {
-			fprintf(stderr,
-				"usage: pvm-repcost [--repeats N] [--csv FILE]\n");
-			return 2;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			repeats = pvm_arg_long("--repeats", optarg, 1, 1000);
+			break;
+		case 'c':
+			csv_path = optarg;
+			break;
+		case 'h':
+			pvm_usage(usage, 0);
+		default:
+			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
 	}
+	if (optind < argc) {
+		fprintf(stderr, "pvm-repcost: unexpected argument '%s'\n",
+			argv[optind]);
+		pvm_usage(usage, PVM_EXIT_USAGE);
+	}
 #ifndef __x86_64__
-	fprintf(stderr, "pvm-repcost: x86-64 only\n");
-	return 2;
+	printf("SKIP: pvm-repcost: x86-64 only\n");
+	return KSFT_SKIP;
 #else
 	if (csv_path) {
 		csv = fopen(csv_path, "w");

@@ -52,7 +52,7 @@
 #include <sys/uio.h>
 #include <sys/utsname.h>
 
-#include "pvm_size.h"
+#include "pvm_args.h"
 #include "pvm_target.h"
 #include "pvm_uring.h"
 
@@ -734,12 +734,12 @@ static void setup_ring(void)
 
 /* ---- options -------------------------------------------------------- */
 
-static size_t parse_size(const char *s)
+static size_t parse_size(const char *name, const char *s)
 {
-	size_t v;
+	size_t v = pvm_arg_size(name, s, 8, 16 * MiB);
 
-	if (!pvm_parse_size(s, &v) || !v || v % 8 || v > 16 * MiB)
-		die("bad size %s (a multiple of 8 bytes up to 16M)", s);
+	if (v % 8)
+		pvm_bad_arg(name, s, "a multiple of 8");
 	return v;
 }
 
@@ -761,29 +761,19 @@ static int parse_list(char *arg, const char *what, int max,
 	return n;
 }
 
-static int parse_int(const char *s, int lo, int hi, const char *what)
-{
-	char *end;
-	long v = strtol(s, &end, 0);
-
-	if (end == s || *end || v < lo || v > hi)
-		die("bad %s %s (%d..%d)", what, s, lo, hi);
-	return v;
-}
-
 static void one_size(const char *s, int i)
 {
-	opt.sizes[i] = parse_size(s);
+	opt.sizes[i] = parse_size("--sizes", s);
 }
 
 static void one_batch(const char *s, int i)
 {
-	opt.batches[i] = parse_int(s, 1, MAX_N, "batch size");
+	opt.batches[i] = pvm_arg_long("--batches", s, 1, MAX_N);
 }
 
 static void one_peer(const char *s, int i)
 {
-	opt.peers[i] = parse_int(s, 1, MAX_PEERS, "peer count");
+	opt.peers[i] = pvm_arg_long("--peers", s, 1, MAX_PEERS);
 }
 
 static void one_section(const char *s, int i)
@@ -798,25 +788,26 @@ static void one_section(const char *s, int i)
 		die("no section %s (perbuf, peers, stall)", s);
 }
 
-static void print_help(void)
-{
-	printf("usage: pvm-uring-bench [options]\n"
-	       "  --sections LIST   perbuf,peers,stall (default: all)\n"
-	       "  --sizes LIST      perbuf buffer sizes (default 64,4K)\n"
-	       "  --batches LIST    perbuf batch sizes N (default 1,8,64)\n"
-	       "  --peers LIST      peers section target counts K (default 1,4,8)\n"
-	       "  --peer-size SIZE  peers section buffer size (default 4K)\n"
-	       "  --peer-n N        peers section buffers per batch (default 64)\n"
-	       "  --repeats R       timed repeats, median reported (default 5)\n"
-	       "  --target-ms T     minimum time of one repeat (default 20)\n"
-	       "  --stall-ms D      userfaultfd answer delay per fault (default 200)\n"
-	       "  --stall-faults F  pages (faults) in the stalled copy (default 1)\n"
-	       "  --iowq-workers W  cap io-wq workers (default: kernel default)\n"
-	       "  --fixed           registered pidfds and /proc/PID/mem files\n"
-	       "  --quick           --repeats 3 --target-ms 5\n"
-	       "  --label L         kernel column of the CSV (default uname -r)\n"
-	       "  --csv FILE        also write the rows as CSV\n");
-}
+static const char usage[] =
+	"usage: pvm-uring-bench [options]\n"
+	"  --sections LIST   perbuf,peers,stall (default: all)\n"
+	"  --sizes LIST      perbuf buffer sizes (default 64,4K)\n"
+	"  --batches LIST    perbuf batch sizes N (default 1,8,64)\n"
+	"  --peers LIST      peers section target counts K (default 1,4,8)\n"
+	"  --peer-size SIZE  peers section buffer size (default 4K)\n"
+	"  --peer-n N        peers section buffers per batch (default 64)\n"
+	"  --repeats R       timed repeats, median reported (default 5)\n"
+	"  --target-ms T     minimum time of one repeat (default 20)\n"
+	"  --stall-ms D      userfaultfd answer delay per fault (default 200)\n"
+	"  --stall-faults F  pages (faults) in the stalled copy (default 1)\n"
+	"  --iowq-workers W  cap io-wq workers (default: kernel default)\n"
+	"  --fixed           registered pidfds and /proc/PID/mem files\n"
+	"  --quick           --repeats 3 --target-ms 5\n"
+	"  --label L         kernel column of the CSV (default uname -r)\n"
+	"  --csv FILE        also write the rows as CSV\n"
+	"  --help            this text\n"
+	"Exit status: 0, 1 if a copy or check failed, 2 on a usage or setup\n"
+	"error.\n";
 
 static void parse_args(int argc, char **argv)
 {
@@ -854,29 +845,30 @@ static void parse_args(int argc, char **argv)
 						MAX_LIST, one_peer);
 			break;
 		case 'S':
-			opt.peer_size = parse_size(optarg);
+			opt.peer_size = parse_size("--peer-size", optarg);
 			break;
 		case 'N':
-			opt.peer_n = parse_int(optarg, 1, MAX_N, "peer-n");
+			opt.peer_n = pvm_arg_long("--peer-n", optarg, 1, MAX_N);
 			break;
 		case 'r':
-			opt.repeats = parse_int(optarg, 1, MAX_REPEATS,
-						"repeats");
+			opt.repeats = pvm_arg_long("--repeats", optarg, 1,
+						   MAX_REPEATS);
 			break;
 		case 't':
-			opt.target_ns = parse_int(optarg, 0, 60000,
-						  "target-ms") * 1e6;
+			opt.target_ns = pvm_arg_long("--target-ms", optarg, 0,
+						     60000) * 1e6;
 			break;
 		case 'd':
-			opt.stall_ms = parse_int(optarg, 0, 60000, "stall-ms");
+			opt.stall_ms = pvm_arg_long("--stall-ms", optarg, 0,
+						    60000);
 			break;
 		case 'f':
-			opt.stall_faults = parse_int(optarg, 1, 1024,
-						     "stall-faults");
+			opt.stall_faults = pvm_arg_long("--stall-faults",
+							optarg, 1, 1024);
 			break;
 		case 'w':
-			opt.iowq_workers = parse_int(optarg, 0, 4096,
-						     "iowq-workers");
+			opt.iowq_workers = pvm_arg_long("--iowq-workers",
+							optarg, 0, 4096);
 			break;
 		case 'F':
 			opt.fixed = true;
@@ -892,15 +884,16 @@ static void parse_args(int argc, char **argv)
 			opt.csv = optarg;
 			break;
 		case 'h':
-			print_help();
-			exit(0);
+			pvm_usage(usage, 0);
 		default:
-			print_help();
-			exit(2);
+			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
 	}
-	if (optind < argc)
-		die("unexpected argument %s", argv[optind]);
+	if (optind < argc) {
+		fprintf(stderr, "pvm-uring-bench: unexpected argument '%s'\n",
+			argv[optind]);
+		pvm_usage(usage, PVM_EXIT_USAGE);
+	}
 	for (i = 0; opt.sec_peers && i < opt.npeers; i++)
 		if (opt.peer_n % opt.peers[i])
 			die("--peer-n %d is not a multiple of K=%d", opt.peer_n,

@@ -10,8 +10,9 @@
  *
  *   usage: pvm-uring-demo [FAULTS [DELAY_MS]]
  *
- * Exits 0 when the data is right (or when the kernel or the privileges do
- * not allow the scene, which it then says), 1 otherwise.
+ * Exits 0 when the data is right, 1 otherwise, 2 on a usage error and
+ * KSFT_SKIP (4) when the kernel or the privileges do not allow the scene,
+ * which it then says.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <sys/uio.h>
 
+#include "pvm_args.h"
 #include "pvm_uring.h"
 #include "pvm_target.h"
 
@@ -129,26 +131,40 @@ static int scene_sync(struct pvm_target *t, struct iovec *lv,
 		     lv->iov_base, rv, t);
 }
 
+static const char usage[] =
+	"usage: pvm-uring-demo [FAULTS [DELAY_MS]]\n"
+	"  FAULTS    pages of the target behind userfaultfd (1 to 256, default 4)\n"
+	"  DELAY_MS  how late each fault is answered (0 to 60000, default 300)\n"
+	"Exit status: 0 when the data is right, 1 if not, 2 on a usage error,\n"
+	"4 when the kernel or the privileges do not allow the scene.\n";
+
 int main(int argc, char **argv)
 {
-	int faults = argc > 1 ? atoi(argv[1]) : 4;
-	int delay = argc > 2 ? atoi(argv[2]) : 300, err, fails;
-	size_t len = faults * PVM_PAGE;
+	int faults = 4, delay = 300, err, fails;
 	struct pvm_target t;
 	struct io_uring ring;
 	struct iovec lv, rv;
+	size_t len;
 	char *buf;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (faults < 1 || faults > 256 || delay < 0) {
-		fprintf(stderr, "usage: pvm-uring-demo [FAULTS [DELAY_MS]]\n");
-		return 2;
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		pvm_usage(usage, 0);
+	if (argc > 3 || (argc > 1 && argv[1][0] == '-' && argv[1][1])) {
+		fprintf(stderr, "pvm-uring-demo: unexpected argument '%s'\n",
+			argv[argc > 3 ? 3 : 1]);
+		pvm_usage(usage, PVM_EXIT_USAGE);
 	}
+	if (argc > 1)
+		faults = pvm_arg_long("FAULTS", argv[1], 1, 256);
+	if (argc > 2)
+		delay = pvm_arg_long("DELAY_MS", argv[2], 0, 60000);
+	len = faults * PVM_PAGE;
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	err = pvm_uffd_available();
 	if (err) {
-		printf("skipped: userfaultfd: %s (needs root or vm.unprivileged_userfaultfd=1)\n",
+		printf("SKIP: userfaultfd: %s (needs root or vm.unprivileged_userfaultfd=1)\n",
 		       strerror(-err));
-		return 0;
+		return KSFT_SKIP;
 	}
 	err = pvm_target_start(&t, 2 * len, 0x5eed, delay);
 	if (!err)
@@ -158,9 +174,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!pvm_uring_supported(&ring)) {
-		printf("skipped: this kernel has no io_uring process_vm opcodes\n");
+		printf("SKIP: this kernel has no io_uring process_vm opcodes\n");
 		pvm_target_stop(&t);
-		return 0;
+		io_uring_queue_exit(&ring);
+		return KSFT_SKIP;
 	}
 	printf("     target %d: %d pages behind userfaultfd, each fault answered after %d ms\n",
 	       t.pid, faults, delay);
