@@ -54,7 +54,8 @@ help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
 	@echo '  make run        build what is missing, boot our kernel, demo + bandwidth table'
 	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit,'
-	@echo '                 short stress in the debug kernel, docs, patches round trip'
+	@echo '                 short stress in the debug kernel, docs, patches round trip,'
+	@echo '                 vm-run itself (scripts/pvm/vm-run-test: fake QEMU, seconds)'
 	@echo '  make check-i386 the suite and KUnit on i386 with HIGHMEM (ours vs stock,'
 	@echo '                 3 GiB guests, the highmem proof); make check-arm64 on arm64'
 	@echo '                 (clang cross build); make check-arches: both'
@@ -82,6 +83,7 @@ help:
 	@echo '  make clean      remove kernel objects, keep the unpacked base and ccache'
 	@echo '  make distclean  remove build/ and out/'
 	@echo 'Boot a kernel yourself: scripts/pvm/vm-run --kernel ours|stock|debug -- CMD'
+	@echo '                 (console log: build/vm/console/, the latest build/vm/last-console.log)'
 
 deps:
 	@scripts/pvm/deps
