@@ -56,7 +56,7 @@ help:
 	@echo '  make run        build what is missing, boot our kernel, demo + bandwidth table'
 	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit,'
 	@echo '                 short stress in the debug kernel, docs, tools-test, patches'
-	@echo '                 round trip'
+	@echo '                 round trip, vm-run itself (scripts/pvm/vm-run-test: fake QEMU)'
 	@echo '  make check-i386 the suite and KUnit on i386 with HIGHMEM (ours vs stock,'
 	@echo '                 3 GiB guests, the highmem proof); make check-arm64 on arm64'
 	@echo '                 (clang cross build); make check-arches: both'
@@ -89,6 +89,7 @@ help:
 	@echo '  make clean-out  remove out/: reports, patches, docs'
 	@echo '  make distclean  remove build/ and out/'
 	@echo 'Boot a kernel yourself: scripts/pvm/vm-run --kernel ours|stock|debug -- CMD'
+	@echo '                 (console log: build/vm/console/, the latest build/vm/last-console.log)'
 
 deps:
 	@scripts/pvm/deps
