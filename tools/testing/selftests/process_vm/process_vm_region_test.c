@@ -33,6 +33,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <linux/filter.h>
@@ -1457,7 +1458,7 @@ TEST(holder_scm_rights)
  * to this process: the holder's fd, or -errno.
  */
 static long owner_start(struct pvm_target *t, struct clone_args *args,
-			struct single *s, unsigned int flags)
+			pvm_fn setup, struct single *s, unsigned int flags)
 {
 	long ret;
 
@@ -1466,7 +1467,7 @@ static long owner_start(struct pvm_target *t, struct clone_args *args,
 	ret = single_init(s, psz, 0);
 	if (ret)
 		return ret;
-	ret = pvm_target_start_clone(t, args, NULL, 0, 0, 0);
+	ret = pvm_target_start_clone(t, args, setup, 0, 0, 0);
 	if (ret)
 		return ret;
 	ret = pvm_target_call(t, cmd_export_send, (unsigned long)s->buf,
@@ -1486,7 +1487,7 @@ TEST(owner_exit)
 
 	if (no_regions())
 		SKIP(return, NO_REGIONS);
-	fd = owner_start(&t, NULL, &s, R_READ);
+	fd = owner_start(&t, NULL, NULL, &s, R_READ);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ((long)s.len, cmd_read_check(NULL, fd, s.len, SEED_OWNER));
 	ASSERT_EQ(0, region_fdinfo(fd, &ri));
@@ -1554,11 +1555,25 @@ TEST(owner_exec)
 	single_exit(&s);
 }
 
+/*
+ * In a new pid and mount namespace: a /proc of that pid namespace, so that
+ * the reader's pid namespace and that of the /proc it reads are the same.
+ */
+static long setup_own_proc(struct pvm_target *t, unsigned long a,
+			   unsigned long b, unsigned long c)
+{
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL))
+		return -errno;
+	return getpid() == 1 ? 0 : -ESRCH;
+}
+
 /* fdinfo's owner is the exporter's pid in the reader's namespace */
 TEST(fdinfo_owner_pidns)
 {
 	struct clone_args args = {
-		.flags = CLONE_NEWPID,
+		.flags = CLONE_NEWPID | CLONE_NEWNS,
 		.exit_signal = SIGCHLD,
 	};
 	struct pvm_target t;
@@ -1570,9 +1585,10 @@ TEST(fdinfo_owner_pidns)
 		SKIP(return, NO_REGIONS);
 	if (geteuid())
 		SKIP(return, "a new pid namespace needs root");
-	fd = owner_start(&t, &args, &s, R_READ);
+	fd = owner_start(&t, &args, setup_own_proc, &s, R_READ);
 	if (fd == -EPERM || fd == -EINVAL || fd == -ENOSPC)
-		SKIP(return, "clone3(CLONE_NEWPID): %s", strerror(-fd));
+		SKIP(return, "clone3(CLONE_NEWPID | CLONE_NEWNS): %s",
+		     strerror(-fd));
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(t.pid, cmd_fdinfo_owner(NULL, fd, 0, 0));
 	/* The owner's own fd, as seen from inside: pid 1 */
