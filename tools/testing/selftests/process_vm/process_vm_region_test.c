@@ -1120,11 +1120,11 @@ TEST_F(region, pwritev_split)
 		{ self->src, 1 }, { self->src + 1, 2 }, { self->src + 3, 100 },
 		{ self->src + 103, self->size + psz - 103 },
 	};
+	size_t off = self->size > 1;	/* 1, but in a region of one byte */
 
-	if (self->size < 2)
-		SKIP(return, "a region of one byte");
-	EXPECT_EQ((long)self->size - 1, pvm_res(pwritev(self->fd, iov, 4, 1)));
-	model_write(self, self->src, 1, self->size - 1);
+	EXPECT_EQ((long)(self->size - off),
+		  pvm_res(pwritev(self->fd, iov, 4, off)));
+	model_write(self, self->src, off, self->size - off);
 	check_owner(_metadata, self);
 }
 
@@ -1706,12 +1706,19 @@ TEST(noptrace_seccomp)
 	struct pvm_target t;
 	struct single s;
 	unsigned long a;
+	long ret;
 
 	if (no_regions())
 		SKIP(return, NO_REGIONS);
 	ASSERT_EQ(0, single_init(&s, psz, R_RW));
 	a = (unsigned long)s.buf + REG_OFF;
-	ASSERT_EQ(0, pvm_target_start(&t, setup_seccomp, 0, 0, 0));
+	ret = pvm_target_start(&t, setup_seccomp, 0, 0, 0);
+	if (ret < 0 && pvm_syscall_missing(-ret)) {
+		pvm_target_stop(&t);
+		single_exit(&s);
+		SKIP(return, "seccomp(2): not in this kernel");
+	}
+	ASSERT_EQ(0, ret);
 
 	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_pvm, getpid(), a, 0));
 	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_pvm, getpid(), a, 1));
