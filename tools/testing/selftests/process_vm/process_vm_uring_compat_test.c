@@ -55,94 +55,6 @@ static size_t psz;
 #define SZ		(PAGES * psz)
 #define DATA_SZ		(DATA_PAGES * psz)
 
-/* ---- a minimal ring: one request at a time ---------------------------- */
-
-struct ring {
-	int fd;
-	void *sq, *cq;
-	size_t sq_sz, cq_sz, sqes_sz;
-	struct io_uring_sqe *sqes;
-	unsigned int *sq_tail, *sq_mask, *sq_array;
-	unsigned int *cq_head, *cq_tail, *cq_mask;
-	struct io_uring_cqe *cqes;
-};
-
-static void *ring_map(struct ring *r, size_t len, off_t off)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_POPULATE, r->fd, off);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void ring_exit(struct ring *r)
-{
-	if (r->sqes)
-		munmap(r->sqes, r->sqes_sz);
-	if (r->cq)
-		munmap(r->cq, r->cq_sz);
-	if (r->sq)
-		munmap(r->sq, r->sq_sz);
-	if (r->fd >= 0)
-		close(r->fd);
-	r->fd = -1;
-}
-
-/* 0 or -errno */
-static int ring_init(struct ring *r)
-{
-	struct io_uring_params p;
-	int err;
-
-	memset(r, 0, sizeof(*r));
-	memset(&p, 0, sizeof(p));
-	r->fd = syscall(__NR_io_uring_setup, 4, &p);
-	if (r->fd < 0)
-		return -errno;
-	r->sq_sz = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
-	r->cq_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	r->sqes_sz = p.sq_entries * sizeof(struct io_uring_sqe);
-	r->sq = ring_map(r, r->sq_sz, IORING_OFF_SQ_RING);
-	r->cq = ring_map(r, r->cq_sz, IORING_OFF_CQ_RING);
-	r->sqes = ring_map(r, r->sqes_sz, IORING_OFF_SQES);
-	if (!r->sq || !r->cq || !r->sqes) {
-		err = -errno;
-		ring_exit(r);
-		return err;
-	}
-	r->sq_tail = r->sq + p.sq_off.tail;
-	r->sq_mask = r->sq + p.sq_off.ring_mask;
-	r->sq_array = r->sq + p.sq_off.array;
-	r->cq_head = r->cq + p.cq_off.head;
-	r->cq_tail = r->cq + p.cq_off.tail;
-	r->cq_mask = r->cq + p.cq_off.ring_mask;
-	r->cqes = r->cq + p.cq_off.cqes;
-	return 0;
-}
-
-/* Submit @sqe, wait for its completion: cqe->res, or a pvm_ring_failure */
-static long ring_run(struct ring *r, const struct io_uring_sqe *sqe)
-{
-	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask, head;
-	long res;
-
-	r->sqes[idx] = *sqe;
-	r->sq_array[idx] = idx;
-	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	if (syscall(__NR_io_uring_enter, r->fd, 1, 1, IORING_ENTER_GETEVENTS,
-		    NULL, 0) != 1)
-		return PVM_RING_NOT_SUBMITTED;
-	head = *r->cq_head;
-	while (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
-		if (syscall(__NR_io_uring_enter, r->fd, 0, 1,
-			    IORING_ENTER_GETEVENTS, NULL, 0) < 0 &&
-		    errno != EINTR)
-			return PVM_RING_NO_CQE;
-	res = r->cqes[head & *r->cq_mask].res;
-	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
-	return res;
-}
-
 static void prep_rw(struct io_uring_sqe *sqe, int op, int pidfd,
 		    const struct iovec *lvec, unsigned int nl,
 		    const struct iovec *rvec, unsigned int nr)
@@ -157,21 +69,21 @@ static void prep_rw(struct io_uring_sqe *sqe, int op, int pidfd,
 	sqe->rw_flags = PROCESS_VM_PIDFD;
 }
 
-static long uring_rw(struct ring *r, bool write, int pidfd,
+static long uring_rw(struct pvm_ring *r, bool write, int pidfd,
 		     const struct iovec *lvec, unsigned int nl,
 		     const struct iovec *rvec, unsigned int nr)
 {
 	struct io_uring_sqe sqe;
 
 	prep_rw(&sqe, write ? OP_WRITEV : OP_READV, pidfd, lvec, nl, rvec, nr);
-	return ring_run(r, &sqe);
+	return pvm_ring_run(r, &sqe);
 }
 
 /*
  * IORING_REGISTER_PROBE into @probe (256 ops): NULL if it lists both
  * opcodes as supported, else why not.
  */
-static const char *probe_ops(struct ring *r, struct io_uring_probe *probe)
+static const char *probe_ops(struct pvm_ring *r, struct io_uring_probe *probe)
 {
 	memset(probe, 0, sizeof(*probe) + 256 * sizeof(probe->ops[0]));
 	if (syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PROBE,
@@ -201,7 +113,7 @@ static long setup_region(struct pvm_target *t, unsigned long seed,
 
 FIXTURE(compat)
 {
-	struct ring ring;
+	struct pvm_ring ring;
 	struct pvm_target t;
 	int pidfd;
 	bool write;
@@ -240,7 +152,7 @@ FIXTURE_SETUP(compat)
 	psz = PVM_PAGE;
 	ASSERT_TRUE(probe != NULL);
 
-	ret = ring_init(&self->ring);
+	ret = pvm_ring_init(&self->ring);
 	if (ret)
 		SKIP(return, "io_uring_setup: %s", strerror(-ret));
 	why = probe_ops(&self->ring, probe);
@@ -275,7 +187,7 @@ FIXTURE_TEARDOWN(compat)
 	pvm_target_stop(&self->t);
 	if (self->pidfd >= 0)
 		close(self->pidfd);
-	ring_exit(&self->ring);
+	pvm_ring_exit(&self->ring);
 }
 
 /* @n entries of @iov copied to end where guard page @side begins */
@@ -547,12 +459,12 @@ TEST(probe)
 	struct io_uring_probe *probe = probe_alloc();
 	struct iovec l = { NULL, 0 }, r = { NULL, 0 };
 	struct io_uring_sqe sqe;
-	struct ring ring;
+	struct pvm_ring ring;
 	const char *why;
 	int pidfd, op, ret;
 
 	ASSERT_TRUE(probe != NULL);
-	ret = ring_init(&ring);
+	ret = pvm_ring_init(&ring);
 	if (ret)
 		SKIP(return, "io_uring_setup: %s", strerror(-ret));
 	pidfd = syscall(__NR_pidfd_open, getpid(), 0);
@@ -560,26 +472,26 @@ TEST(probe)
 	why = probe_ops(&ring, probe);
 	for (op = OP_READV; op <= OP_WRITEV; op++) {
 		prep_rw(&sqe, op, pidfd, &l, 1, &r, 1);
-		EXPECT_EQ(why ? -EINVAL : 0, ring_run(&ring, &sqe)) {
+		EXPECT_EQ(why ? -EINVAL : 0, pvm_ring_run(&ring, &sqe)) {
 			TH_LOG("op %d: %s", op, why ? why : "supported");
 		}
 		if (why)
 			continue;
 		sqe.rw_flags = 0;
-		EXPECT_EQ(-EINVAL, ring_run(&ring, &sqe));
+		EXPECT_EQ(-EINVAL, pvm_ring_run(&ring, &sqe));
 		prep_rw(&sqe, op, pidfd, &l, 1, &r, 1);
 		sqe.buf_index = 1;
-		EXPECT_EQ(-EINVAL, ring_run(&ring, &sqe));
+		EXPECT_EQ(-EINVAL, pvm_ring_run(&ring, &sqe));
 	}
 	if (!why) {
 		EXPECT_LE(OP_WRITEV, probe->last_op);
 		if (probe->last_op < 255) {
 			prep_rw(&sqe, probe->last_op + 1, pidfd, &l, 1, &r, 1);
-			EXPECT_EQ(-EINVAL, ring_run(&ring, &sqe));
+			EXPECT_EQ(-EINVAL, pvm_ring_run(&ring, &sqe));
 		}
 	}
 	close(pidfd);
-	ring_exit(&ring);
+	pvm_ring_exit(&ring);
 	free(probe);
 	if (why)
 		SKIP(return, "%s (ops %d/%d)", why, OP_READV, OP_WRITEV);

@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/io_uring.h>
 
 #include "process_vm_util.h"
 
@@ -458,6 +460,136 @@ long pvm_cmd_exit(struct pvm_target *t, unsigned long code, unsigned long b,
 		  unsigned long c)
 {
 	_exit(code);
+}
+
+/* ---- a minimal ring: one request at a time ---------------------------- */
+
+static void *ring_map(struct pvm_ring *r, size_t len, off_t off)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, r->fd, off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void pvm_ring_exit(struct pvm_ring *r)
+{
+	if (r->sqes)
+		munmap(r->sqes, r->sqes_sz);
+	if (r->cq)
+		munmap(r->cq, r->cq_sz);
+	if (r->sq)
+		munmap(r->sq, r->sq_sz);
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	r->sqes = NULL;
+	r->cq = NULL;
+	r->sq = NULL;
+}
+
+/* 0 or -errno */
+int pvm_ring_init(struct pvm_ring *r)
+{
+	struct io_uring_params p;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	memset(&p, 0, sizeof(p));
+	r->fd = syscall(__NR_io_uring_setup, 4, &p);
+	if (r->fd < 0)
+		return -errno;
+	r->sq_sz = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	r->cq_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	r->sqes_sz = p.sq_entries * sizeof(struct io_uring_sqe);
+	r->sq = ring_map(r, r->sq_sz, IORING_OFF_SQ_RING);
+	r->cq = ring_map(r, r->cq_sz, IORING_OFF_CQ_RING);
+	r->sqes = ring_map(r, r->sqes_sz, IORING_OFF_SQES);
+	if (!r->sq || !r->cq || !r->sqes) {
+		err = -errno;
+		pvm_ring_exit(r);
+		return err;
+	}
+	r->sq_tail = r->sq + p.sq_off.tail;
+	r->sq_mask = r->sq + p.sq_off.ring_mask;
+	r->sq_array = r->sq + p.sq_off.array;
+	r->cq_head = r->cq + p.cq_off.head;
+	r->cq_tail = r->cq + p.cq_off.tail;
+	r->cq_mask = r->cq + p.cq_off.ring_mask;
+	r->cqes = r->cq + p.cq_off.cqes;
+	return 0;
+}
+
+/* Submit @sqe, wait for its completion: cqe->res, or a pvm_ring_failure */
+long pvm_ring_run(struct pvm_ring *r, const struct io_uring_sqe *sqe)
+{
+	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask, head;
+	long res;
+
+	r->sqes[idx] = *sqe;
+	r->sq_array[idx] = idx;
+	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, r->fd, 1, 1, IORING_ENTER_GETEVENTS,
+		    NULL, 0) != 1)
+		return PVM_RING_NOT_SUBMITTED;
+	head = *r->cq_head;
+	while (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
+		if (syscall(__NR_io_uring_enter, r->fd, 0, 1,
+			    IORING_ENTER_GETEVENTS, NULL, 0) < 0 &&
+		    errno != EINTR)
+			return PVM_RING_NO_CQE;
+	res = r->cqes[head & *r->cq_mask].res;
+	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+	return res;
+}
+
+/* ---- file descriptors over a socket ----------------------------------- */
+
+int pvm_send_fd(int sock, int fd)
+{
+	char byte = 0, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+int pvm_recv_fd(int sock)
+{
+	char byte, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+	int fd;
+
+	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!n || !cm || cm->cmsg_level != SOL_SOCKET ||
+	    cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EPIPE;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
 }
 
 /*

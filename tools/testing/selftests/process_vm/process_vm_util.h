@@ -190,6 +190,40 @@ enum pvm_ring_failure {
 };
 
 /*
+ * A minimal io_uring without liburing, one request at a time, for the
+ * programs that also build as 32-bit ones or need no more: set up with 4
+ * entries by pvm_ring_init() (0 or -errno), torn down by pvm_ring_exit()
+ * (also after a failed init).  pvm_ring_run() submits a copy of @sqe and
+ * waits for its completion: cqe->res, or a pvm_ring_failure.  The types
+ * of <linux/io_uring.h> are only named here, so that programs that use
+ * liburing's copy of that header can include this one.
+ */
+struct io_uring_sqe;
+struct io_uring_cqe;
+
+struct pvm_ring {
+	int fd;
+	void *sq, *cq;
+	size_t sq_sz, cq_sz, sqes_sz;
+	struct io_uring_sqe *sqes;
+	unsigned int *sq_tail, *sq_mask, *sq_array;
+	unsigned int *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_cqe *cqes;
+};
+
+int pvm_ring_init(struct pvm_ring *r);
+void pvm_ring_exit(struct pvm_ring *r);
+long pvm_ring_run(struct pvm_ring *r, const struct io_uring_sqe *sqe);
+
+/*
+ * File descriptors over an AF_UNIX socket (SCM_RIGHTS), one per message:
+ * pvm_send_fd() returns 0 or -errno; pvm_recv_fd() the new fd (opened
+ * O_CLOEXEC), or -errno (-EPIPE when the peer closed without sending).
+ */
+int pvm_send_fd(int sock, int fd);
+int pvm_recv_fd(int sock);
+
+/*
  * An iovec shape, a row of a test's table: the lengths of the local and
  * of the remote entries, each list ended by PVM_SHAPE_END, laid out back
  * to back from byte @lstart (@rstart) of a buffer with @lgap (@rgap)

@@ -1,0 +1,1818 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * process_vm_export(2): consent-based regions.  A process makes ranges of
+ * its own memory a region fd; whoever holds the fd (the owner itself, a
+ * forked child, a process that got it by SCM_RIGHTS) reads and writes the
+ * owner's current bytes through read(2), write(2) and friends, with no
+ * ptrace rights, until the owner revokes it, execs or exits.
+ *
+ * Each case checks one rule of the contract for a specific result:
+ *   - the arguments: flags, iovec count and array, lengths, addresses;
+ *   - the fd: O_CLOEXEC, access mode, st_size, lseek(), no reopening
+ *     through /proc, the fdinfo lines;
+ *   - the data, on a table of segment shapes (mid-page, page-crossing,
+ *     several, reversed, zero-length, UIO_MAXIOV of them): offset 0 is the
+ *     first byte of the first segment, read and write at every boundary,
+ *     truncation at the end, ENOSPC past it, and not one byte before or
+ *     after a segment read or written (the buffer is a pattern, compared
+ *     whole, between two PROT_NONE pages);
+ *   - holes: the region follows the owner's mappings;
+ *   - RWF_NOWAIT on a page that is not there (userfaultfd: a read that
+ *     waited would show as a fault);
+ *   - revocation by the owner, EPERM for everyone else, exit and exec;
+ *   - holders that process_vm_readv(2) refuses: another uid, Yama
+ *     ptrace_scope 2, a seccomp filter;
+ *   - IORING_OP_READ and IORING_OP_READV.
+ *
+ * Kernels without the system call skip every case.
+ */
+#define _GNU_SOURCE
+#include "process_vm_util.h"
+
+#include <grp.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <linux/filter.h>
+#include <linux/io_uring.h>
+#include <linux/seccomp.h>
+
+#ifdef __has_include
+#if __has_include("linux/process_vm.h")
+#include <linux/process_vm.h>
+#endif
+#endif
+
+#include "../kselftest_harness.h"
+
+/* Not assigned upstream: the series' number on x86_64, i386 and arm64 */
+#ifndef __NR_process_vm_export
+#define __NR_process_vm_export	1000
+#endif
+#ifndef PROCESS_VM_REGION_READ
+#define PROCESS_VM_REGION_READ	1
+#endif
+#ifndef PROCESS_VM_REGION_WRITE
+#define PROCESS_VM_REGION_WRITE	2
+#endif
+#ifndef PROCESS_VM_REGION_REVOKE
+#define PROCESS_VM_REGION_REVOKE	_IO(0xB9, 0)
+#endif
+#ifndef RWF_NOWAIT
+#define RWF_NOWAIT		0x00000008
+#endif
+
+#define R_READ		PROCESS_VM_REGION_READ
+#define R_WRITE		PROCESS_VM_REGION_WRITE
+#define R_RW		(R_READ | R_WRITE)
+
+#define SEED_OWNER	0x5151	/* the owner's buffer, guards included */
+#define SEED_NEW	0x6262	/* the owner's buffer, later */
+#define SEED_SRC	0x7373	/* what a holder writes */
+
+/* A holder's data check found other bytes than expected */
+#define MISMATCH	(-100000L)
+
+/* Where the region of a single-segment case starts in its buffer */
+#define REG_OFF		100
+
+#define NOBODY		65534
+
+static size_t psz;
+
+static int region_export(const struct iovec *iov, unsigned long cnt,
+			 unsigned int flags)
+{
+	return syscall(__NR_process_vm_export, iov, cnt, flags);
+}
+
+#define NO_REGIONS	"process_vm_export(2): not in this kernel"
+
+/* True when this kernel has no process_vm_export(2); sets psz */
+static bool no_regions(void)
+{
+	static int missing = -1;
+
+	psz = PVM_PAGE;
+	if (missing < 0)
+		missing = region_export(NULL, 0, 0) < 0 &&
+			  pvm_syscall_missing(errno);
+	return missing;
+}
+
+/* One segment of @len bytes at @base */
+static int export1(void *base, size_t len, unsigned int flags)
+{
+	struct iovec iov = { .iov_base = base, .iov_len = len };
+
+	return region_export(&iov, 1, flags);
+}
+
+/* ---- fdinfo ----------------------------------------------------------- */
+
+struct rinfo {
+	char owner[32], access[32], size[32], segments[32], state[32];
+};
+
+/* "key:\tvalue\n" into @val (without the newline) if @line is @key's */
+static void rinfo_field(const char *line, const char *key, char *val,
+			size_t n)
+{
+	size_t k = strlen(key);
+
+	if (strncmp(line, key, k) || line[k] != ':' || line[k + 1] != '\t')
+		return;
+	snprintf(val, n, "%s", line + k + 2);
+	val[strcspn(val, "\n")] = 0;
+}
+
+/*
+ * The region lines of /proc/self/fdinfo/@fd, each as its value string
+ * ("" when the line is missing or not exactly "key:\tvalue"): 0 or -errno.
+ */
+static int region_fdinfo(int fd, struct rinfo *ri)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	memset(ri, 0, sizeof(*ri));
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		rinfo_field(line, "owner", ri->owner, sizeof(ri->owner));
+		rinfo_field(line, "access", ri->access, sizeof(ri->access));
+		rinfo_field(line, "size", ri->size, sizeof(ri->size));
+		rinfo_field(line, "segments", ri->segments,
+			    sizeof(ri->segments));
+		rinfo_field(line, "state", ri->state, sizeof(ri->state));
+	}
+	fclose(f);
+	return 0;
+}
+
+static const char *num(char *buf, long v)
+{
+	sprintf(buf, "%ld", v);
+	return buf;
+}
+
+/* ---- commands run in a holder or an owner (pvm_target) ---------------- */
+
+static int sock[2] = { -1, -1 };	/* socketpair for SCM_RIGHTS */
+
+/*
+ * pread() @len bytes at 0: the count when the bytes are the pattern @seed
+ * from REG_OFF on, as the single-segment cases lay it out; MISMATCH when
+ * they are not; -errno.
+ */
+static long cmd_read_check(struct pvm_target *t, unsigned long fd,
+			   unsigned long len, unsigned long seed)
+{
+	uint8_t *p = malloc(len);
+	ssize_t n;
+
+	if (!p)
+		return -ENOMEM;
+	n = pread(fd, p, len, 0);
+	if (n < 0)
+		n = -errno;
+	else if (pvm_check_at(p, n, seed, REG_OFF) != -1)
+		n = MISMATCH;
+	free(p);
+	return n;
+}
+
+/* pwrite() the pattern @seed (from REG_OFF on), @len bytes at 0 */
+static long cmd_write_fill(struct pvm_target *t, unsigned long fd,
+			   unsigned long len, unsigned long seed)
+{
+	uint8_t *p = malloc(len);
+	ssize_t n;
+
+	if (!p)
+		return -ENOMEM;
+	pvm_fill_at(p, len, seed, REG_OFF);
+	n = pwrite(fd, p, len, 0);
+	free(p);
+	return n < 0 ? -errno : n;
+}
+
+static long cmd_revoke(struct pvm_target *t, unsigned long fd,
+		       unsigned long b, unsigned long c)
+{
+	return ioctl(fd, PROCESS_VM_REGION_REVOKE) ? -errno : 0;
+}
+
+/* The owner line of fdinfo as a number, or -errno (-EPROTO: no number) */
+static long cmd_fdinfo_owner(struct pvm_target *t, unsigned long fd,
+			     unsigned long b, unsigned long c)
+{
+	struct rinfo ri;
+	char *end;
+	long v;
+	int ret = region_fdinfo(fd, &ri);
+
+	if (ret)
+		return ret;
+	v = strtol(ri.owner, &end, 10);
+	return ri.owner[0] && !*end ? v : -EPROTO;
+}
+
+/* process_vm_readv() (or _writev() if @write) of @len bytes at @addr */
+static long cmd_pvm(struct pvm_target *t, unsigned long pid,
+		    unsigned long addr, unsigned long write)
+{
+	uint8_t byte = 0;
+
+	return pvm_res(pvm_rw1(write, pid, &byte, addr, 1));
+}
+
+/* Receive an fd on sock[@end] */
+static long cmd_recv_fd(struct pvm_target *t, unsigned long end,
+			unsigned long b, unsigned long c)
+{
+	return pvm_recv_fd(sock[end]);
+}
+
+/*
+ * In an owner: fill @len bytes of its copy of @buf with SEED_OWNER (from
+ * 0, so that the region from REG_OFF is that pattern from REG_OFF), export
+ * [@buf + REG_OFF, + @len) with @flags and send the fd on sock[1]; returns
+ * the owner's fd, or -errno.
+ */
+static long cmd_export_send(struct pvm_target *t, unsigned long buf,
+			    unsigned long len, unsigned long flags)
+{
+	int fd, ret;
+
+	pvm_fill((void *)buf, REG_OFF + len + 1, SEED_OWNER);
+	fd = export1((uint8_t *)buf + REG_OFF, len, flags);
+	if (fd < 0)
+		return -errno;
+	ret = pvm_send_fd(sock[1], fd);
+	return ret ? ret : fd;
+}
+
+/* Setups of targets */
+static long setup_nobody(struct pvm_target *t, unsigned long dumpable,
+			 unsigned long tracer_any, unsigned long c)
+{
+	/* From root to another uid: the capability sets are cleared. */
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		return -errno;
+	if (geteuid() != NOBODY)
+		return -EPERM;
+	if (dumpable && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		return -errno;
+	if (tracer_any && prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0))
+		return -errno;
+	return 0;
+}
+
+static long setup_seccomp(struct pvm_target *t, unsigned long a,
+			  unsigned long b, unsigned long c)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_writev, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = {
+		.len = ARRAY_SIZE(filter),
+		.filter = filter,
+	};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	return syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) ?
+	       -errno : 0;
+}
+
+/* ---- the arguments ---------------------------------------------------- */
+
+enum args_kind {
+	A_BUF,		/* one segment: 10 bytes at buf + 1 */
+	A_COUNT,	/* .cnt one-byte segments (the array holds 1025) */
+	A_NULL,		/* a NULL array */
+	A_HOLE,		/* an array in unmapped memory */
+	A_TAIL,		/* 2 entries, the second one in unmapped memory */
+	A_BIGLEN,	/* a second segment of SSIZE_MAX + 1 bytes */
+	A_WRAP,		/* a segment that wraps past the top */
+	A_KERNEL,	/* a page at a kernel address */
+	A_ZEROS,	/* 2 empty segments */
+	A_NULL0,	/* one empty segment at NULL */
+	A_SKIP0,	/* empty segments around one of 5 bytes */
+	A_UNMAPPED,	/* a page of unmapped memory */
+};
+
+FIXTURE(args)
+{
+	uint8_t *buf, *hole, *tail;
+	struct iovec *iov;
+};
+
+FIXTURE_VARIANT(args)
+{
+	enum args_kind kind;
+	unsigned long cnt;
+	unsigned int flags;
+	int err;		/* 0: succeeds */
+	long size, segments;	/* then st_size and fdinfo's segments */
+};
+
+FIXTURE_VARIANT_ADD(args, flags_none)
+{
+	.kind = A_BUF, .cnt = 1, .flags = 0, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, flags_bit2)
+{
+	.kind = A_BUF, .cnt = 1, .flags = 4, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, flags_read_bit2)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_READ | 4, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, flags_rw_bit8)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_RW | 0x100, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, flags_rw_bit31)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_RW | 0x80000000u, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, count_0)
+{
+	.kind = A_COUNT, .cnt = 0, .flags = R_READ, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, count_1025)
+{
+	.kind = A_COUNT, .cnt = 1025, .flags = R_READ, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, count_max)
+{
+	.kind = A_COUNT, .cnt = ULONG_MAX, .flags = R_READ, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, array_null)
+{
+	.kind = A_NULL, .cnt = 1, .flags = R_READ, .err = EFAULT,
+};
+
+FIXTURE_VARIANT_ADD(args, array_unmapped)
+{
+	.kind = A_HOLE, .cnt = 1, .flags = R_READ, .err = EFAULT,
+};
+
+FIXTURE_VARIANT_ADD(args, array_tail_unmapped)
+{
+	.kind = A_TAIL, .cnt = 2, .flags = R_READ, .err = EFAULT,
+};
+
+FIXTURE_VARIANT_ADD(args, len_over_ssize_max)
+{
+	.kind = A_BIGLEN, .cnt = 2, .flags = R_READ, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, wraps_past_top)
+{
+	.kind = A_WRAP, .cnt = 1, .flags = R_READ, .err = EINVAL,
+};
+
+#if defined(__x86_64__) || defined(__aarch64__)
+FIXTURE_VARIANT_ADD(args, kernel_address)
+{
+	.kind = A_KERNEL, .cnt = 1, .flags = R_READ, .err = EFAULT,
+};
+#endif
+
+FIXTURE_VARIANT_ADD(args, total_zero)
+{
+	.kind = A_ZEROS, .cnt = 2, .flags = R_READ, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, total_zero_null)
+{
+	.kind = A_NULL0, .cnt = 1, .flags = R_RW, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, byte_granular)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_READ, .size = 10, .segments = 1,
+};
+
+FIXTURE_VARIANT_ADD(args, empty_segments_skipped)
+{
+	.kind = A_SKIP0, .cnt = 5, .flags = R_RW, .size = 5, .segments = 1,
+};
+
+FIXTURE_VARIANT_ADD(args, count_1024)
+{
+	.kind = A_COUNT, .cnt = 1024, .flags = R_WRITE, .size = 1024,
+	.segments = 1024,
+};
+
+FIXTURE_VARIANT_ADD(args, unmapped_accepted)
+{
+	.kind = A_UNMAPPED, .cnt = 1, .flags = R_RW, .size = -1,
+	.segments = 1,
+};
+
+FIXTURE_SETUP(args)
+{
+	struct iovec *iov;
+	unsigned long i;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	self->buf = pvm_map_anon(2 * psz);
+	ASSERT_TRUE(self->buf != NULL);
+	self->hole = pvm_hole(psz);
+	ASSERT_TRUE(self->hole != NULL);
+	/* A page whose last 16 bytes hold one iovec, then nothing mapped */
+	self->tail = pvm_map_anon(2 * psz);
+	ASSERT_TRUE(self->tail != NULL);
+	ASSERT_EQ(0, munmap(self->tail + psz, psz));
+	self->iov = calloc(1025, sizeof(*self->iov));
+	ASSERT_TRUE(self->iov != NULL);
+
+	iov = self->iov;
+	for (i = 0; i < 1025; i++)
+		iov[i] = (struct iovec){ self->buf + i, 1 };
+	switch (variant->kind) {
+	case A_BUF:
+		iov[0] = (struct iovec){ self->buf + 1, 10 };
+		break;
+	case A_BIGLEN:
+		iov[1] = (struct iovec){ self->buf, (size_t)SSIZE_MAX + 1 };
+		break;
+	case A_WRAP:
+		iov[0] = (struct iovec){ (void *)(ULONG_MAX - 99), 4096 };
+		break;
+	case A_KERNEL:
+		iov[0] = (struct iovec){ (void *)0xffff800000000000ULL, 4096 };
+		break;
+	case A_ZEROS:
+		iov[0] = (struct iovec){ self->buf, 0 };
+		iov[1] = (struct iovec){ self->buf + 5, 0 };
+		break;
+	case A_NULL0:
+		iov[0] = (struct iovec){ NULL, 0 };
+		break;
+	case A_SKIP0:
+		iov[0] = (struct iovec){ self->buf, 0 };
+		iov[1] = (struct iovec){ NULL, 0 };
+		iov[2] = (struct iovec){ self->buf + 10, 5 };
+		iov[3] = (struct iovec){ self->buf + 20, 0 };
+		iov[4] = (struct iovec){ self->hole, 0 };
+		break;
+	case A_UNMAPPED:
+		iov[0] = (struct iovec){ self->hole, psz };
+		break;
+	default:
+		break;
+	}
+}
+
+FIXTURE_TEARDOWN(args)
+{
+	munmap(self->buf, 2 * psz);
+	munmap(self->tail, psz);
+	free(self->iov);
+}
+
+TEST_F(args, export)
+{
+	const struct iovec *iov = self->iov;
+	char want[32];
+	struct rinfo ri;
+	struct stat st;
+	int fd;
+
+	if (variant->kind == A_NULL)
+		iov = NULL;
+	else if (variant->kind == A_HOLE)
+		iov = (const struct iovec *)self->hole;
+	else if (variant->kind == A_TAIL)
+		iov = (const struct iovec *)(self->tail + psz) - 1;
+	if (variant->kind == A_TAIL)
+		memcpy((void *)iov, self->iov, sizeof(*iov));
+
+	fd = region_export(iov, variant->cnt, variant->flags);
+	if (variant->err) {
+		EXPECT_EQ(-variant->err, pvm_res(fd));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	ASSERT_LE(0, fd) {
+		TH_LOG("process_vm_export: %s", strerror(errno));
+	}
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ(variant->size < 0 ? (long)psz : variant->size,
+		  (long)st.st_size);
+	ASSERT_EQ(0, region_fdinfo(fd, &ri));
+	EXPECT_STREQ(num(want, variant->segments), ri.segments);
+	EXPECT_STREQ(num(want, st.st_size), ri.size);
+	close(fd);
+}
+
+/* ---- the fd ----------------------------------------------------------- */
+
+FIXTURE(access)
+{
+	uint8_t *buf;		/* 2 pages */
+	size_t len;		/* the region: [buf + REG_OFF, + len) */
+	int fd;
+};
+
+FIXTURE_VARIANT(access)
+{
+	unsigned int flags;
+	int accmode;
+	const char *name;
+};
+
+FIXTURE_VARIANT_ADD(access, r)
+{
+	.flags = R_READ, .accmode = O_RDONLY, .name = "r",
+};
+
+FIXTURE_VARIANT_ADD(access, w)
+{
+	.flags = R_WRITE, .accmode = O_WRONLY, .name = "w",
+};
+
+FIXTURE_VARIANT_ADD(access, rw)
+{
+	.flags = R_RW, .accmode = O_RDWR, .name = "rw",
+};
+
+FIXTURE_SETUP(access)
+{
+	self->fd = -1;
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	self->buf = pvm_map_anon(2 * psz);
+	ASSERT_TRUE(self->buf != NULL);
+	pvm_fill(self->buf, 2 * psz, SEED_OWNER);
+	/* Across the page boundary */
+	self->len = psz;
+	self->fd = export1(self->buf + REG_OFF, self->len, variant->flags);
+	ASSERT_LE(0, self->fd) {
+		TH_LOG("process_vm_export: %s", strerror(errno));
+	}
+}
+
+FIXTURE_TEARDOWN(access)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	munmap(self->buf, 2 * psz);
+}
+
+TEST_F(access, fd_flags_stat_fdinfo)
+{
+	char path[64], want[32];
+	struct rinfo ri;
+	struct stat st;
+	int fl;
+
+	fl = fcntl(self->fd, F_GETFD);
+	ASSERT_LE(0, fl);
+	EXPECT_TRUE(fl & FD_CLOEXEC);
+	fl = fcntl(self->fd, F_GETFL);
+	ASSERT_LE(0, fl);
+	EXPECT_EQ(variant->accmode, fl & O_ACCMODE);
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	EXPECT_EQ((long)self->len, (long)st.st_size);
+
+	ASSERT_EQ(0, region_fdinfo(self->fd, &ri));
+	EXPECT_STREQ(num(want, getpid()), ri.owner);
+	EXPECT_STREQ(variant->name, ri.access);
+	EXPECT_STREQ(num(want, self->len), ri.size);
+	EXPECT_STREQ("1", ri.segments);
+	EXPECT_STREQ("live", ri.state);
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", self->fd);
+	fl = open(path, O_RDWR);
+	EXPECT_EQ(-ENXIO, pvm_res(fl));
+	if (fl >= 0)
+		close(fl);
+}
+
+/*
+ * Each way to read (0) or to write (1), @n bytes at region offset 0, the
+ * position set to 0 first: the result as count or -errno.
+ */
+static long region_io(int fd, bool wr, int how, void *p, size_t n)
+{
+	struct iovec iov[2] = { { p, n / 2 }, { (uint8_t *)p + n / 2,
+					       n - n / 2 } };
+	ssize_t ret;
+
+	/* Unchecked: after revocation it need not work (then unused) */
+	lseek(fd, 0, SEEK_SET);
+	switch (how) {
+	case 0:
+		ret = wr ? write(fd, p, n) : read(fd, p, n);
+		break;
+	case 1:
+		ret = wr ? pwrite(fd, p, n, 0) : pread(fd, p, n, 0);
+		break;
+	case 2:
+		ret = wr ? pwritev(fd, iov, 2, 0) : preadv(fd, iov, 2, 0);
+		break;
+	case 3:
+		ret = wr ? pwritev2(fd, iov, 2, 0, 0) :
+			      preadv2(fd, iov, 2, 0, 0);
+		break;
+	default:
+		ret = wr ? writev(fd, iov, 2) : readv(fd, iov, 2);
+		break;
+	}
+	return pvm_res(ret);
+}
+
+#define IO_WAYS		5
+static const char * const io_way[2][IO_WAYS] = {
+	{ "read", "pread", "preadv", "preadv2", "readv" },
+	{ "write", "pwrite", "pwritev", "pwritev2", "writev" },
+};
+
+TEST_F(access, direction)
+{
+	bool can[2] = { variant->flags & R_READ, variant->flags & R_WRITE };
+	uint8_t *p = malloc(self->len);
+	int w, how;
+
+	ASSERT_TRUE(p != NULL);
+	for (w = 0; w < 2; w++) {
+		for (how = 0; how < IO_WAYS; how++) {
+			uint32_t seed = SEED_SRC + how;
+
+			memset(p, 0, self->len);
+			if (w)
+				pvm_fill_at(p, self->len, seed, REG_OFF);
+			EXPECT_EQ(can[w] ? (long)self->len : -EBADF,
+				  region_io(self->fd, w, how, p, self->len)) {
+				TH_LOG("%s", io_way[w][how]);
+			}
+			if (!can[w])
+				continue;
+			if (w) {
+				EXPECT_EQ(-1, pvm_check_at(self->buf + REG_OFF,
+							   self->len, seed,
+							   REG_OFF));
+			} else {
+				EXPECT_EQ(-1, pvm_first_diff(p,
+							     self->buf + REG_OFF,
+							     self->len));
+			}
+		}
+	}
+	/* The neighbours, still the owner's pattern */
+	EXPECT_EQ(-1, pvm_check_at(self->buf + REG_OFF - 1, 1, SEED_OWNER,
+				   REG_OFF - 1));
+	EXPECT_EQ(-1, pvm_check_at(self->buf + REG_OFF + self->len, 1,
+				   SEED_OWNER, REG_OFF + self->len));
+	free(p);
+}
+
+static void check_revoked(struct __test_metadata *_metadata, int fd,
+			  unsigned int flags, const uint8_t *buf, size_t len)
+{
+	uint8_t *p = malloc(len), *before = malloc(len);
+	struct rinfo ri;
+	int w, how;
+
+	ASSERT_TRUE(p != NULL);
+	ASSERT_TRUE(before != NULL);
+	memcpy(before, buf, len);
+	for (w = 0; w < 2; w++) {
+		if (!(flags & (w ? R_WRITE : R_READ)))
+			continue;
+		for (how = 0; how < IO_WAYS; how++) {
+			memset(p, 0x5a, len);
+			EXPECT_EQ(-ENXIO, region_io(fd, w, how, p, len)) {
+				TH_LOG("%s after revocation", io_way[w][how]);
+			}
+		}
+	}
+	EXPECT_EQ(-1, pvm_first_diff(before, buf, len));
+	ASSERT_EQ(0, region_fdinfo(fd, &ri));
+	EXPECT_STREQ("revoked", ri.state);
+	free(p);
+	free(before);
+}
+
+TEST_F(access, revoke)
+{
+	EXPECT_EQ(0, pvm_res(ioctl(self->fd, PROCESS_VM_REGION_REVOKE)));
+	check_revoked(_metadata, self->fd, variant->flags,
+		      self->buf + REG_OFF, self->len);
+	/* Again: still 0 */
+	EXPECT_EQ(0, pvm_res(ioctl(self->fd, PROCESS_VM_REGION_REVOKE)));
+}
+
+static void *revoke_thread(void *arg)
+{
+	int fd = *(int *)arg;
+
+	return (void *)(long)(ioctl(fd, PROCESS_VM_REGION_REVOKE) ?
+			      -errno : 0);
+}
+
+TEST_F(access, revoke_other_thread)
+{
+	pthread_t th;
+	void *ret;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, revoke_thread, &self->fd));
+	ASSERT_EQ(0, pthread_join(th, &ret));
+	EXPECT_EQ(0, (long)ret);
+	check_revoked(_metadata, self->fd, variant->flags,
+		      self->buf + REG_OFF, self->len);
+}
+
+/* ---- the data: shapes ------------------------------------------------- */
+
+struct rseg {
+	int pg, off;	/* start: @pg pages and @off bytes into the buffer */
+	int npg, len;	/* length: @npg pages and @len bytes */
+};
+
+#define SEG(p, o, np, l)	{ .pg = (p), .off = (o), .npg = (np), .len = (l) }
+#define MAX_SEGS	8
+#define BUF_PAGES	4	/* between two PROT_NONE pages */
+
+FIXTURE(region)
+{
+	uint8_t *map, *buf, *orig, *model, *out, *src;
+	size_t buflen, size;
+	struct iovec *iov;
+	int nseg, nonempty;
+	size_t *pos;		/* region byte i is buf[pos[i]] */
+	uint8_t *covered;	/* buf[j] is in a segment */
+	int fd;
+};
+
+FIXTURE_VARIANT(region)
+{
+	struct rseg seg[MAX_SEGS];
+	int nseg;
+	int gen;	/* or this many: 1..9 bytes, 15 bytes apart */
+};
+
+FIXTURE_VARIANT_ADD(region, mid_page)
+{
+	.seg = { SEG(0, 100, 0, 200) }, .nseg = 1,
+};
+
+FIXTURE_VARIANT_ADD(region, one_byte)
+{
+	.seg = { SEG(1, 77, 0, 1) }, .nseg = 1,
+};
+
+FIXTURE_VARIANT_ADD(region, two_bytes_across_pages)
+{
+	.seg = { SEG(1, -1, 0, 2) }, .nseg = 1,
+};
+
+FIXTURE_VARIANT_ADD(region, spans_three_pages)
+{
+	.seg = { SEG(0, 3000, 2, 500) }, .nseg = 1,
+};
+
+/* Every mapped byte: one more on either side would fault */
+FIXTURE_VARIANT_ADD(region, whole_buffer)
+{
+	.seg = { SEG(0, 0, BUF_PAGES, 0) }, .nseg = 1,
+};
+
+FIXTURE_VARIANT_ADD(region, at_both_fences)
+{
+	.seg = { SEG(0, 0, 0, 10), SEG(BUF_PAGES, -10, 0, 10) }, .nseg = 2,
+};
+
+FIXTURE_VARIANT_ADD(region, several)
+{
+	.seg = { SEG(0, 1, 0, 1), SEG(0, 3, 0, 10), SEG(0, 4090, 0, 20),
+		 SEG(1, 200, 1, 0), SEG(3, -1, 0, 2), SEG(3, 500, 0, 1000) },
+	.nseg = 6,
+};
+
+FIXTURE_VARIANT_ADD(region, reversed)
+{
+	.seg = { SEG(3, 5, 0, 100), SEG(2, -50, 0, 100), SEG(0, 9, 0, 30) },
+	.nseg = 3,
+};
+
+FIXTURE_VARIANT_ADD(region, empty_segments)
+{
+	.seg = { SEG(0, 5, 0, 0), SEG(0, 10, 0, 20), SEG(2, 0, 0, 0),
+		 SEG(2, 200, 0, 30), SEG(3, 0, 0, 0) },
+	.nseg = 5,
+};
+
+FIXTURE_VARIANT_ADD(region, many)
+{
+	.gen = 200,
+};
+
+FIXTURE_VARIANT_ADD(region, uio_maxiov)
+{
+	.gen = 1024,
+};
+
+FIXTURE_SETUP(region)
+{
+	size_t i, j, k;
+
+	self->fd = -1;
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	self->buflen = BUF_PAGES * psz;
+	self->map = pvm_map_anon(self->buflen + 2 * psz);
+	ASSERT_TRUE(self->map != NULL);
+	ASSERT_EQ(0, mprotect(self->map, psz, PROT_NONE));
+	ASSERT_EQ(0, mprotect(self->map + psz + self->buflen, psz,
+			      PROT_NONE));
+	self->buf = self->map + psz;
+	pvm_fill(self->buf, self->buflen, SEED_OWNER);
+
+	self->nseg = variant->gen ? variant->gen : variant->nseg;
+	self->iov = calloc(self->nseg, sizeof(*self->iov));
+	self->covered = calloc(self->buflen, 1);
+	ASSERT_TRUE(self->iov != NULL);
+	ASSERT_TRUE(self->covered != NULL);
+	self->size = 0;
+	self->nonempty = 0;
+	for (k = 0; k < (size_t)self->nseg; k++) {
+		const struct rseg *s = &variant->seg[k];
+		size_t off, len;
+
+		if (variant->gen) {
+			off = 13 + 15 * k;
+			len = 1 + k % 9;
+		} else {
+			off = s->pg * psz + s->off;
+			len = s->npg * psz + s->len;
+		}
+		ASSERT_LE(off + len, self->buflen);
+		self->iov[k] = (struct iovec){ self->buf + off, len };
+		for (j = off; j < off + len; j++) {
+			ASSERT_EQ(0, self->covered[j]);	/* a bad table */
+			self->covered[j] = 1;
+		}
+		self->size += len;
+		self->nonempty += !!len;
+	}
+	self->pos = calloc(self->size, sizeof(*self->pos));
+	ASSERT_TRUE(self->pos != NULL);
+	for (i = 0, k = 0; k < (size_t)self->nseg; k++)
+		for (j = 0; j < self->iov[k].iov_len; j++)
+			self->pos[i++] = (uint8_t *)self->iov[k].iov_base -
+					 self->buf + j;
+
+	self->orig = malloc(self->buflen);
+	self->model = malloc(self->buflen);
+	self->out = malloc(self->size + 2 * psz);
+	self->src = malloc(self->size + 2 * psz);
+	ASSERT_TRUE(self->orig != NULL);
+	ASSERT_TRUE(self->model != NULL);
+	ASSERT_TRUE(self->out != NULL);
+	ASSERT_TRUE(self->src != NULL);
+	memcpy(self->orig, self->buf, self->buflen);
+	memcpy(self->model, self->buf, self->buflen);
+	pvm_fill(self->src, self->size + 2 * psz, SEED_SRC);
+
+	self->fd = region_export(self->iov, self->nseg, R_RW);
+	ASSERT_LE(0, self->fd) {
+		TH_LOG("process_vm_export: %s", strerror(errno));
+	}
+}
+
+FIXTURE_TEARDOWN(region)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	munmap(self->map, self->buflen + 2 * psz);
+	free(self->iov);
+	free(self->covered);
+	free(self->pos);
+	free(self->orig);
+	free(self->model);
+	free(self->out);
+	free(self->src);
+}
+
+/* Index of the first of @n region bytes from @off that @p does not hold */
+static long region_diff(FIXTURE_DATA(region) *self, const uint8_t *p,
+			size_t off, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != self->buf[self->pos[off + i]])
+			return i;
+	return -1;
+}
+
+/* The model after a write of @n bytes of @src at region offset @off */
+static void model_write(FIXTURE_DATA(region) *self, const uint8_t *src,
+			size_t off, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		self->model[self->pos[off + i]] = src[i];
+}
+
+/*
+ * The owner's buffer against the model, and the byte before and after
+ * each segment against the original pattern (unless another segment
+ * holds it).
+ */
+static void check_owner(struct __test_metadata *_metadata,
+			FIXTURE_DATA(region) *self)
+{
+	int k;
+
+	for (k = 0; k < self->nseg; k++) {
+		long s = (uint8_t *)self->iov[k].iov_base - self->buf;
+		long e = s + self->iov[k].iov_len;
+
+		if (!self->iov[k].iov_len)
+			continue;
+		if (s > 0 && !self->covered[s - 1])
+			EXPECT_EQ(self->orig[s - 1], self->buf[s - 1]) {
+				TH_LOG("the byte before segment %d", k);
+			}
+		if (e < (long)self->buflen && !self->covered[e])
+			EXPECT_EQ(self->orig[e], self->buf[e]) {
+				TH_LOG("the byte after segment %d", k);
+			}
+	}
+	EXPECT_EQ(-1, pvm_first_diff(self->model, self->buf, self->buflen));
+}
+
+TEST_F(region, stat_fdinfo)
+{
+	char want[32];
+	struct rinfo ri;
+	struct stat st;
+
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	EXPECT_EQ((long)self->size, (long)st.st_size);
+	ASSERT_EQ(0, region_fdinfo(self->fd, &ri));
+	EXPECT_STREQ(num(want, self->size), ri.size);
+	EXPECT_STREQ(num(want, self->nonempty), ri.segments);
+	EXPECT_STREQ("rw", ri.access);
+	EXPECT_STREQ("live", ri.state);
+}
+
+TEST_F(region, read_whole)
+{
+	EXPECT_EQ((long)self->size,
+		  pvm_res(read(self->fd, self->out, self->size + psz)));
+	EXPECT_EQ(-1, region_diff(self, self->out, 0, self->size));
+	EXPECT_EQ(0, pvm_res(read(self->fd, self->out, psz)));
+	EXPECT_EQ((long)self->size, (long)lseek(self->fd, 0, SEEK_CUR));
+}
+
+TEST_F(region, read_chunks)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while ((n = read(self->fd, self->out + done, 7)) > 0) {
+		EXPECT_EQ(done + 7 <= self->size ? 7 : self->size - done,
+			  (size_t)n);
+		done += n;
+		if (done > self->size)
+			break;
+	}
+	EXPECT_EQ(0, pvm_res(n));
+	EXPECT_EQ(self->size, done);
+	EXPECT_EQ(-1, region_diff(self, self->out, 0, self->size));
+}
+
+/*
+ * pread() from the start and around every segment boundary, 1, 2 and
+ * size bytes: truncated at the end, 0 at and past it.
+ */
+TEST_F(region, pread_boundaries)
+{
+	size_t lens[] = { 1, 2, 3, self->size };
+	size_t start = 0;
+	int k, d, l;
+
+	for (k = 0; k <= self->nseg; k++) {
+		for (d = -1; d <= 1; d++) {
+			size_t off = start + d;
+
+			if ((long)start + d < 0)
+				continue;
+			for (l = 0; l < 4; l++) {
+				size_t want = off >= self->size ? 0 :
+					self->size - off < lens[l] ?
+					self->size - off : lens[l];
+
+				memset(self->out, 0, lens[l]);
+				ASSERT_EQ((long)want,
+					  pvm_res(pread(self->fd, self->out,
+							lens[l], off))) {
+					TH_LOG("offset %zu, %zu bytes", off,
+					       lens[l]);
+				}
+				ASSERT_EQ(-1, region_diff(self, self->out,
+							  off, want));
+			}
+		}
+		if (k < self->nseg)
+			start += self->iov[k].iov_len;
+	}
+	EXPECT_EQ(0, pvm_res(pread(self->fd, self->out, 1, self->size)));
+	EXPECT_EQ(0, pvm_res(pread(self->fd, self->out, 1,
+				   self->size + psz)));
+}
+
+TEST_F(region, preadv_split)
+{
+	struct iovec iov[4] = {
+		{ self->out, 3 }, { self->out + 3, 1 }, { self->out + 4, 50 },
+		{ self->out + 54, self->size + psz - 54 },
+	};
+
+	EXPECT_EQ((long)self->size, pvm_res(preadv(self->fd, iov, 4, 0)));
+	EXPECT_EQ(-1, region_diff(self, self->out, 0, self->size));
+	/* preadv2() at the file position (-1), and at offset 1 */
+	ASSERT_EQ(0, lseek(self->fd, 0, SEEK_SET));
+	EXPECT_EQ((long)self->size, pvm_res(preadv2(self->fd, iov, 4, -1, 0)));
+	EXPECT_EQ(-1, region_diff(self, self->out, 0, self->size));
+	EXPECT_EQ((long)self->size, (long)lseek(self->fd, 0, SEEK_CUR));
+	EXPECT_EQ((long)self->size - 1,
+		  pvm_res(preadv2(self->fd, iov, 4, 1, 0)));
+	EXPECT_EQ(-1, region_diff(self, self->out, 1, self->size - 1));
+}
+
+TEST_F(region, read_straddles_end)
+{
+	size_t k = self->size < 3 ? self->size : 3;
+
+	EXPECT_EQ((long)k, pvm_res(pread(self->fd, self->out, k + 10,
+					 self->size - k)));
+	EXPECT_EQ(-1, region_diff(self, self->out, self->size - k, k));
+}
+
+/* The owner's current bytes, not those at export */
+TEST_F(region, reads_current_bytes)
+{
+	pvm_fill(self->buf, self->buflen, SEED_NEW);
+	EXPECT_EQ((long)self->size,
+		  pvm_res(pread(self->fd, self->out, self->size, 0)));
+	EXPECT_EQ(-1, region_diff(self, self->out, 0, self->size));
+	EXPECT_EQ(-1, pvm_check_at(self->out, 1, SEED_NEW, self->pos[0]));
+}
+
+TEST_F(region, write_whole)
+{
+	EXPECT_EQ((long)self->size,
+		  pvm_res(pwrite(self->fd, self->src, self->size + psz, 0)));
+	model_write(self, self->src, 0, self->size);
+	check_owner(_metadata, self);
+}
+
+TEST_F(region, write_chunks)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < self->size) {
+		n = write(self->fd, self->src + done, 5);
+		ASSERT_EQ(done + 5 <= self->size ? 5 : (long)(self->size - done),
+			  pvm_res(n));
+		done += n;
+	}
+	EXPECT_EQ(-ENOSPC, pvm_res(write(self->fd, self->src, 1)));
+	model_write(self, self->src, 0, self->size);
+	check_owner(_metadata, self);
+}
+
+TEST_F(region, pwritev_split)
+{
+	struct iovec iov[4] = {
+		{ self->src, 1 }, { self->src + 1, 2 }, { self->src + 3, 100 },
+		{ self->src + 103, self->size + psz - 103 },
+	};
+	size_t off = self->size > 1;	/* 1, but in a region of one byte */
+
+	EXPECT_EQ((long)(self->size - off),
+		  pvm_res(pwritev(self->fd, iov, 4, off)));
+	model_write(self, self->src, off, self->size - off);
+	check_owner(_metadata, self);
+}
+
+TEST_F(region, write_at_and_past_end)
+{
+	size_t k = self->size < 2 ? self->size : 2;
+
+	EXPECT_EQ(-ENOSPC, pvm_res(pwrite(self->fd, self->src, 1,
+					  self->size)));
+	EXPECT_EQ(-ENOSPC, pvm_res(pwrite(self->fd, self->src, 10,
+					  self->size + 1)));
+	EXPECT_EQ(-ENOSPC, pvm_res(pwrite(self->fd, self->src, 1,
+					  self->size + psz)));
+	ASSERT_EQ((long)self->size, (long)lseek(self->fd, 0, SEEK_END));
+	EXPECT_EQ(-ENOSPC, pvm_res(write(self->fd, self->src, 1)));
+	check_owner(_metadata, self);
+
+	/* Straddling the end: the bytes up to it */
+	EXPECT_EQ((long)k, pvm_res(pwrite(self->fd, self->src, 10,
+					  self->size - k)));
+	model_write(self, self->src, self->size - k, k);
+	check_owner(_metadata, self);
+}
+
+TEST_F(region, lseek)
+{
+	off_t size = self->size;
+
+	EXPECT_EQ(size, lseek(self->fd, size, SEEK_SET));
+	EXPECT_EQ(0, lseek(self->fd, 0, SEEK_SET));
+	EXPECT_EQ(-EINVAL, pvm_res(lseek(self->fd, size + 1, SEEK_SET)));
+	EXPECT_EQ(-EINVAL, pvm_res(lseek(self->fd, -1, SEEK_SET)));
+	EXPECT_EQ(0, lseek(self->fd, 0, SEEK_CUR));
+	EXPECT_EQ(size, lseek(self->fd, 0, SEEK_END));
+	EXPECT_EQ(0, lseek(self->fd, -size, SEEK_END));
+	EXPECT_EQ(-EINVAL, pvm_res(lseek(self->fd, 1, SEEK_END)));
+	EXPECT_EQ(-EINVAL, pvm_res(lseek(self->fd, -size - 1, SEEK_END)));
+	/* Failed seeks left the position where it was */
+	EXPECT_EQ(0, lseek(self->fd, 0, SEEK_CUR));
+	EXPECT_EQ(size, lseek(self->fd, size, SEEK_CUR));
+	EXPECT_EQ(-EINVAL, pvm_res(lseek(self->fd, 1, SEEK_CUR)));
+	EXPECT_EQ(size - 1, lseek(self->fd, -1, SEEK_CUR));
+	EXPECT_EQ(-EINVAL, pvm_res(lseek(self->fd, -size, SEEK_CUR)));
+	EXPECT_EQ(size - 1, lseek(self->fd, 0, SEEK_CUR));
+}
+
+/* ---- holes: the region follows the owner's mappings ------------------- */
+
+TEST(munmapped_middle)
+{
+	size_t size, off2;
+	uint8_t *p, *out, *src;
+	int fd;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	p = pvm_map_anon(3 * psz);
+	out = malloc(3 * psz);
+	src = malloc(3 * psz);
+	ASSERT_TRUE(p != NULL);
+	ASSERT_TRUE(out != NULL);
+	ASSERT_TRUE(src != NULL);
+	pvm_fill(p, 3 * psz, SEED_OWNER);
+	pvm_fill(src, 3 * psz, SEED_SRC);
+	/* [p + 10, p + 3 pages - 10), then page 1 goes */
+	size = 3 * psz - 20;
+	off2 = 2 * psz - 10;		/* region offset of page 2 */
+	fd = export1(p + 10, size, R_RW);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, munmap(p + psz, psz));
+
+	/* Up to the hole; nothing from it; what follows it */
+	EXPECT_EQ((long)psz - 10, pvm_res(pread(fd, out, size, 0)));
+	EXPECT_EQ(-1, pvm_first_diff(out, p + 10, psz - 10));
+	EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, 10, psz - 10)));
+	EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, size, psz)));
+	EXPECT_EQ((long)(size - off2), pvm_res(pread(fd, out, size, off2)));
+	EXPECT_EQ(-1, pvm_first_diff(out, p + 2 * psz, size - off2));
+
+	EXPECT_EQ((long)psz - 10, pvm_res(pwrite(fd, src, size, 0)));
+	EXPECT_EQ(-1, pvm_first_diff(src, p + 10, psz - 10));
+	EXPECT_EQ(-1, pvm_check(p, 10, SEED_OWNER));
+	EXPECT_EQ(-EFAULT, pvm_res(pwrite(fd, src, 1, psz - 10)));
+	EXPECT_EQ(-1, pvm_check_at(p + 2 * psz, psz, SEED_OWNER, 2 * psz));
+
+	/* A new mapping in the hole is what the region then reads */
+	ASSERT_TRUE(mmap(p + psz, psz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		    p + psz);
+	pvm_fill(p + psz, psz, SEED_NEW);
+	EXPECT_EQ((long)size, pvm_res(pread(fd, out, size, 0)));
+	EXPECT_EQ(-1, pvm_first_diff(out, p + 10, size));
+	close(fd);
+	munmap(p, 3 * psz);
+	free(out);
+	free(src);
+}
+
+TEST(munmapped_segment)
+{
+	struct iovec iov[3];
+	uint8_t *p, out[256];
+	int fd;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	p = pvm_map_anon(3 * psz);
+	ASSERT_TRUE(p != NULL);
+	pvm_fill(p, 3 * psz, SEED_OWNER);
+	iov[0] = (struct iovec){ p + 100, 50 };
+	iov[1] = (struct iovec){ p + psz + 5, 60 };
+	iov[2] = (struct iovec){ p + 2 * psz + 7, 70 };
+	fd = region_export(iov, 3, R_READ);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, munmap(p + psz, psz));
+
+	EXPECT_EQ(50, pvm_res(pread(fd, out, sizeof(out), 0)));
+	EXPECT_EQ(-1, pvm_first_diff(out, p + 100, 50));
+	EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, sizeof(out), 50)));
+	EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, 1, 109)));
+	EXPECT_EQ(70, pvm_res(pread(fd, out, sizeof(out), 110)));
+	EXPECT_EQ(-1, pvm_first_diff(out, p + 2 * psz + 7, 70));
+	close(fd);
+	munmap(p, 3 * psz);
+}
+
+TEST(unmapped_at_export)
+{
+	uint8_t *hole, out[64];
+	int fd;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	hole = pvm_hole(2 * psz);
+	ASSERT_TRUE(hole != NULL);
+	fd = export1(hole + psz - 32, 64, R_READ);
+	ASSERT_LE(0, fd) {
+		TH_LOG("an unmapped range: %s", strerror(errno));
+	}
+	EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, sizeof(out), 0)));
+	ASSERT_TRUE(mmap(hole, 2 * psz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			 -1, 0) == hole);
+	pvm_fill(hole, 2 * psz, SEED_NEW);
+	EXPECT_EQ(64, pvm_res(pread(fd, out, sizeof(out), 0)));
+	EXPECT_EQ(-1, pvm_first_diff(out, hole + psz - 32, 64));
+	close(fd);
+	munmap(hole, 2 * psz);
+}
+
+/* ---- RWF_NOWAIT ------------------------------------------------------- */
+
+/*
+ * The second of two pages is registered with userfaultfd (missing) and
+ * never touched: a read that faulted it in would wait for this thread,
+ * which counts the faults and resolves them, so that a read that should
+ * not have waited still returns.
+ */
+struct resolver {
+	int uffd;
+	int stop;
+	int faults;
+	uint8_t *zero;
+};
+
+static void *resolve_faults(void *arg)
+{
+	struct resolver *r = arg;
+	struct uffd_msg msg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		if (pvm_uffd_next_fault(r->uffd, 20, &msg))
+			continue;
+		__atomic_add_fetch(&r->faults, 1, __ATOMIC_ACQ_REL);
+		pvm_uffd_copy(r->uffd, msg.arg.pagefault.address & ~(psz - 1),
+			      r->zero, psz);
+	}
+	return NULL;
+}
+
+TEST(nowait)
+{
+	struct resolver r = { .uffd = -1 };
+	struct iovec iov;
+	pthread_t th;
+	uint8_t *p, *out;
+	long ret;
+	int fd;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	p = pvm_map_anon(2 * psz);
+	out = malloc(2 * psz);
+	r.zero = calloc(1, psz);
+	ASSERT_TRUE(p != NULL);
+	ASSERT_TRUE(out != NULL);
+	ASSERT_TRUE(r.zero != NULL);
+	pvm_fill(p, psz, SEED_OWNER);
+	/* What is not resident is the owner's page, not this buffer */
+	memset(out, 0, 2 * psz);
+	r.uffd = pvm_uffd_register(p + psz, psz, 0, O_CLOEXEC | O_NONBLOCK);
+	if (r.uffd < 0)
+		SKIP(return, "userfaultfd: %s", strerror(-r.uffd));
+	fd = export1(p, 2 * psz, R_READ);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, resolve_faults, &r));
+
+	/* Resident: the bytes */
+	iov = (struct iovec){ out, psz };
+	EXPECT_EQ((long)psz, pvm_res(preadv2(fd, &iov, 1, 0, RWF_NOWAIT)));
+	EXPECT_EQ(-1, pvm_first_diff(out, p, psz));
+	/* Not there: EAGAIN, and no fault */
+	EXPECT_EQ(-EAGAIN, pvm_res(preadv2(fd, &iov, 1, psz, RWF_NOWAIT)));
+	EXPECT_EQ(0, __atomic_load_n(&r.faults, __ATOMIC_ACQUIRE));
+	/* Both: the resident page's bytes or EAGAIN, never a wait */
+	iov.iov_len = 2 * psz;
+	ret = pvm_res(preadv2(fd, &iov, 1, 0, RWF_NOWAIT));
+	EXPECT_TRUE(ret == (long)psz || ret == -EAGAIN) {
+		TH_LOG("preadv2(RWF_NOWAIT) across the missing page: %ld",
+		       ret);
+	}
+	EXPECT_EQ(0, __atomic_load_n(&r.faults, __ATOMIC_ACQUIRE));
+	/* Without the flag the read faults the page in, and waits for it */
+	EXPECT_EQ((long)psz, pvm_res(pread(fd, out, psz, psz)));
+	EXPECT_EQ(1, __atomic_load_n(&r.faults, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(-1, pvm_check_byte(out, psz, 0));
+
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	close(fd);
+	close(r.uffd);
+	munmap(p, 2 * psz);
+	free(out);
+	free(r.zero);
+}
+
+/* ---- holders ---------------------------------------------------------- */
+
+/* A single-segment region of @len bytes at REG_OFF into @buf */
+struct single {
+	uint8_t *buf;
+	size_t len;
+	int fd;
+};
+
+static int single_init(struct single *s, size_t len, unsigned int flags)
+{
+	s->len = len;
+	s->buf = pvm_map_anon(REG_OFF + len + psz);
+	if (!s->buf)
+		return -errno;
+	pvm_fill(s->buf, REG_OFF + len + 1, SEED_OWNER);
+	s->fd = flags ? export1(s->buf + REG_OFF, len, flags) : -1;
+	return flags && s->fd < 0 ? -errno : 0;
+}
+
+static void single_exit(struct single *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	munmap(s->buf, REG_OFF + s->len + psz);
+}
+
+/* A forked child inherits the fd: it reads and writes, but cannot revoke */
+TEST(holder_forked)
+{
+	struct pvm_target t;
+	struct single s;
+	uint8_t *b;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	ASSERT_EQ(0, single_init(&s, 2 * psz, R_RW));
+	b = s.buf;
+	ASSERT_EQ(0, pvm_target_start(&t, NULL, 0, 0, 0));
+
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_revoke, s.fd, 0, 0));
+	/* The owner's bytes now, not the child's copy */
+	pvm_fill(b, REG_OFF + s.len + 1, SEED_NEW);
+	EXPECT_EQ((long)s.len, pvm_target_call(&t, cmd_read_check, s.fd,
+					       s.len, SEED_NEW));
+	EXPECT_EQ((long)s.len, pvm_target_call(&t, cmd_write_fill, s.fd,
+					       s.len, SEED_SRC));
+	EXPECT_EQ(-1, pvm_check_at(b + REG_OFF, s.len, SEED_SRC, REG_OFF));
+	EXPECT_EQ(-1, pvm_check_at(b + REG_OFF - 1, 1, SEED_NEW, REG_OFF - 1));
+	EXPECT_EQ(-1, pvm_check_at(b + REG_OFF + s.len, 1, SEED_NEW,
+				   REG_OFF + s.len));
+	EXPECT_EQ(getpid(), pvm_target_call(&t, cmd_fdinfo_owner, s.fd, 0, 0));
+
+	/* The owner's revocation reaches the child's copy of the fd */
+	EXPECT_EQ(0, ioctl(s.fd, PROCESS_VM_REGION_REVOKE));
+	EXPECT_EQ(-ENXIO, pvm_target_call(&t, cmd_read_check, s.fd, s.len,
+					  SEED_SRC));
+	EXPECT_EQ(-ENXIO, pvm_target_call(&t, cmd_write_fill, s.fd, s.len,
+					  SEED_OWNER));
+	EXPECT_EQ(-1, pvm_check_at(b + REG_OFF, s.len, SEED_SRC, REG_OFF));
+	pvm_target_stop(&t);
+	single_exit(&s);
+}
+
+/* A process that got the fd by SCM_RIGHTS: the same */
+TEST(holder_scm_rights)
+{
+	struct pvm_target t;
+	struct single s;
+	long cfd;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock));
+	ASSERT_EQ(0, single_init(&s, psz, 0));
+	/* Started before the export: it inherits no region fd */
+	ASSERT_EQ(0, pvm_target_start(&t, NULL, 0, 0, 0));
+	s.fd = export1(s.buf + REG_OFF, s.len, R_READ);
+	ASSERT_LE(0, s.fd);
+	ASSERT_EQ(0, pvm_send_fd(sock[0], s.fd));
+	cfd = pvm_target_call(&t, cmd_recv_fd, 1, 0, 0);
+	ASSERT_LE(0, cfd);
+
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_revoke, cfd, 0, 0));
+	EXPECT_EQ((long)s.len, pvm_target_call(&t, cmd_read_check, cfd,
+					       s.len, SEED_OWNER));
+	EXPECT_EQ(getpid(), pvm_target_call(&t, cmd_fdinfo_owner, cfd, 0, 0));
+	EXPECT_EQ(0, ioctl(s.fd, PROCESS_VM_REGION_REVOKE));
+	EXPECT_EQ(-ENXIO, pvm_target_call(&t, cmd_read_check, cfd, s.len,
+					  SEED_OWNER));
+	pvm_target_stop(&t);
+	single_exit(&s);
+}
+
+/*
+ * The owner is a child that exports its copy of a buffer and sends the fd
+ * to this process: the holder's fd, or -errno.
+ */
+static long owner_start(struct pvm_target *t, struct clone_args *args,
+			pvm_fn setup, struct single *s, unsigned int flags)
+{
+	long ret;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock))
+		return -errno;
+	ret = single_init(s, psz, 0);
+	if (ret)
+		return ret;
+	ret = pvm_target_start_clone(t, args, setup, 0, 0, 0);
+	if (ret)
+		return ret;
+	ret = pvm_target_call(t, cmd_export_send, (unsigned long)s->buf,
+			      s->len, flags);
+	if (ret < 0)
+		return ret;
+	return pvm_recv_fd(sock[0]);
+}
+
+TEST(owner_exit)
+{
+	struct pvm_target t;
+	struct single s;
+	char want[32];
+	struct rinfo ri;
+	int fd;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	fd = owner_start(&t, NULL, NULL, &s, R_READ);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ((long)s.len, cmd_read_check(NULL, fd, s.len, SEED_OWNER));
+	ASSERT_EQ(0, region_fdinfo(fd, &ri));
+	EXPECT_STREQ(num(want, t.pid), ri.owner);
+	EXPECT_STREQ("live", ri.state);
+	EXPECT_EQ(-EPERM, cmd_revoke(NULL, fd, 0, 0));
+
+	pvm_target_send(&t, pvm_cmd_exit, 0, 0, 0);
+	ASSERT_EQ(0, pvm_wait_zombie(t.pid));
+	/* Exited, not yet reaped */
+	EXPECT_EQ(-ENXIO, cmd_read_check(NULL, fd, s.len, SEED_OWNER));
+	ASSERT_EQ(0, region_fdinfo(fd, &ri));
+	EXPECT_STREQ("revoked", ri.state);
+	pvm_target_stop(&t);
+	EXPECT_EQ(-ENXIO, cmd_read_check(NULL, fd, s.len, SEED_OWNER));
+	ASSERT_EQ(0, region_fdinfo(fd, &ri));
+	EXPECT_STREQ("revoked", ri.state);
+	close(fd);
+	single_exit(&s);
+}
+
+TEST(owner_exec)
+{
+	int ep[2], go[2], fd, err = 0;
+	struct single s;
+	struct rinfo ri;
+	pid_t pid;
+	char c = 0;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock));
+	ASSERT_EQ(0, pipe2(ep, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
+	ASSERT_EQ(0, single_init(&s, psz, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		err = cmd_export_send(NULL, (unsigned long)s.buf, s.len,
+				      R_READ);
+		if (err >= 0 && read(go[0], &c, 1) == 1) {
+			/* ep[1] closes when the exec is done */
+			execl("/bin/sleep", "sleep", "60", (char *)NULL);
+			err = -errno;
+		}
+		pvm_write_full(ep[1], &err, sizeof(err));
+		_exit(1);
+	}
+	close(ep[1]);
+	fd = pvm_recv_fd(sock[0]);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ((long)s.len, cmd_read_check(NULL, fd, s.len, SEED_OWNER));
+
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(-EPIPE, pvm_read_full(ep[0], &err, sizeof(err))) {
+		TH_LOG("the owner did not exec: %s", strerror(-err));
+	}
+	EXPECT_EQ(-ENXIO, cmd_read_check(NULL, fd, s.len, SEED_OWNER));
+	ASSERT_EQ(0, region_fdinfo(fd, &ri));
+	EXPECT_STREQ("revoked", ri.state);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fd);
+	single_exit(&s);
+}
+
+/*
+ * In a new pid and mount namespace: a /proc of that pid namespace, so that
+ * the reader's pid namespace and that of the /proc it reads are the same.
+ */
+static long setup_own_proc(struct pvm_target *t, unsigned long a,
+			   unsigned long b, unsigned long c)
+{
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL))
+		return -errno;
+	return getpid() == 1 ? 0 : -ESRCH;
+}
+
+/* fdinfo's owner is the exporter's pid in the reader's namespace */
+TEST(fdinfo_owner_pidns)
+{
+	struct clone_args args = {
+		.flags = CLONE_NEWPID | CLONE_NEWNS,
+		.exit_signal = SIGCHLD,
+	};
+	struct pvm_target t;
+	struct single s;
+	long ofd;
+	int fd;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	if (geteuid())
+		SKIP(return, "a new pid namespace needs root");
+	fd = owner_start(&t, &args, setup_own_proc, &s, R_READ);
+	if (fd == -EPERM || fd == -EINVAL || fd == -ENOSPC)
+		SKIP(return, "clone3(CLONE_NEWPID | CLONE_NEWNS): %s",
+		     strerror(-fd));
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(t.pid, cmd_fdinfo_owner(NULL, fd, 0, 0));
+	/* The owner's own fd, as seen from inside: pid 1 */
+	ofd = pvm_target_call(&t, cmd_export_send, (unsigned long)s.buf,
+			      s.len, R_READ);
+	ASSERT_LE(0, ofd);
+	EXPECT_EQ(1, pvm_target_call(&t, cmd_fdinfo_owner, ofd, 0, 0));
+	EXPECT_EQ((long)s.len, cmd_read_check(NULL, fd, s.len, SEED_OWNER));
+	pvm_target_stop(&t);
+	close(fd);
+	fd = pvm_recv_fd(sock[0]);
+	if (fd >= 0)
+		close(fd);
+	single_exit(&s);
+}
+
+/* ---- holders that process_vm_readv(2) refuses ------------------------- */
+
+/* (a) Another uid, no capabilities: a fork()ed child that setuid()s */
+TEST(noptrace_other_uid)
+{
+	struct pvm_target t;
+	struct single s;
+	unsigned long a;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	if (geteuid())
+		SKIP(return, "setuid() to another uid needs root");
+	ASSERT_EQ(0, single_init(&s, psz, R_RW));
+	a = (unsigned long)s.buf + REG_OFF;
+	ASSERT_EQ(0, pvm_target_start(&t, setup_nobody, 0, 0, 0));
+
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_pvm, getpid(), a, 0));
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_pvm, getpid(), a, 1));
+	pvm_fill(s.buf, REG_OFF + s.len + 1, SEED_NEW);
+	EXPECT_EQ((long)s.len, pvm_target_call(&t, cmd_read_check, s.fd,
+					       s.len, SEED_NEW));
+	EXPECT_EQ((long)s.len, pvm_target_call(&t, cmd_write_fill, s.fd,
+					       s.len, SEED_SRC));
+	EXPECT_EQ(-1, pvm_check_at(s.buf + REG_OFF, s.len, SEED_SRC, REG_OFF));
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_revoke, s.fd, 0, 0));
+	pvm_target_stop(&t);
+	single_exit(&s);
+}
+
+/*
+ * (b) Yama.  Scope 3 cannot be lowered once set, so this sets scope 2
+ * (CAP_SYS_PTRACE only) and uses a holder without that capability: owner
+ * and holder are both siblings of this process, uid 65534, dumpable, the
+ * owner with PR_SET_PTRACER_ANY, so that below scope 2 nothing but Yama
+ * could refuse (that is checked first, when the scope was below 2).
+ */
+FIXTURE(yama)
+{
+	long saved;
+};
+
+FIXTURE_SETUP(yama)
+{
+	self->saved = -1;
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	if (geteuid())
+		SKIP(return, "setting Yama's ptrace_scope needs root");
+	self->saved = pvm_yama_scope();
+	if (self->saved == -ENOENT)
+		SKIP(return, "no Yama");
+	ASSERT_LE(0, self->saved);
+}
+
+FIXTURE_TEARDOWN(yama)
+{
+	if (self->saved >= 0 && self->saved < 2)
+		pvm_write_long(PVM_YAMA_SCOPE, self->saved);
+}
+
+TEST_F(yama, noptrace_scope_2)
+{
+	struct pvm_target o, h;
+	struct single s;
+	unsigned long a;
+	long fd;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock));
+	ASSERT_EQ(0, single_init(&s, psz, 0));
+	a = (unsigned long)s.buf + REG_OFF;
+	ASSERT_EQ(0, pvm_target_start(&o, setup_nobody, 1, 1, 0));
+	ASSERT_EQ(0, pvm_target_start(&h, setup_nobody, 1, 0, 0));
+	ASSERT_LE(0, pvm_target_call(&o, cmd_export_send, (unsigned long)s.buf,
+				     s.len, R_READ));
+	/* From the owner's end, sock[1] */
+	fd = pvm_target_call(&h, cmd_recv_fd, 0, 0, 0);
+	ASSERT_LE(0, fd);
+
+	if (self->saved < 2) {
+		EXPECT_EQ(1, pvm_target_call(&h, cmd_pvm, o.pid, a, 0)) {
+			TH_LOG("at scope %ld, not Yama's refusal", self->saved);
+		}
+		ASSERT_EQ(0, pvm_write_long(PVM_YAMA_SCOPE, 2));
+	}
+	EXPECT_EQ(-EPERM, pvm_target_call(&h, cmd_pvm, o.pid, a, 0));
+	EXPECT_EQ((long)s.len, pvm_target_call(&h, cmd_read_check, fd, s.len,
+					       SEED_OWNER));
+	pvm_target_stop(&h);
+	pvm_target_stop(&o);
+	single_exit(&s);
+}
+
+/* (c) A seccomp filter that fails process_vm_readv/writev with EPERM */
+TEST(noptrace_seccomp)
+{
+	struct pvm_target t;
+	struct single s;
+	unsigned long a;
+	long ret;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	ASSERT_EQ(0, single_init(&s, psz, R_RW));
+	a = (unsigned long)s.buf + REG_OFF;
+	ret = pvm_target_start(&t, setup_seccomp, 0, 0, 0);
+	if (ret < 0 && pvm_syscall_missing(-ret)) {
+		pvm_target_stop(&t);
+		single_exit(&s);
+		SKIP(return, "seccomp(2): not in this kernel");
+	}
+	ASSERT_EQ(0, ret);
+
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_pvm, getpid(), a, 0));
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_pvm, getpid(), a, 1));
+	pvm_fill(s.buf, REG_OFF + s.len + 1, SEED_NEW);
+	EXPECT_EQ((long)s.len, pvm_target_call(&t, cmd_read_check, s.fd,
+					       s.len, SEED_NEW));
+	EXPECT_EQ((long)s.len, pvm_target_call(&t, cmd_write_fill, s.fd,
+					       s.len, SEED_SRC));
+	EXPECT_EQ(-1, pvm_check_at(s.buf + REG_OFF, s.len, SEED_SRC, REG_OFF));
+	pvm_target_stop(&t);
+	single_exit(&s);
+}
+
+/* ---- io_uring --------------------------------------------------------- */
+
+FIXTURE(uring)
+{
+	struct pvm_ring ring;
+	struct single s;
+	uint8_t *out;
+};
+
+FIXTURE_VARIANT(uring)
+{
+	int opcode;
+};
+
+FIXTURE_VARIANT_ADD(uring, read)
+{
+	.opcode = IORING_OP_READ,
+};
+
+FIXTURE_VARIANT_ADD(uring, readv)
+{
+	.opcode = IORING_OP_READV,
+};
+
+FIXTURE_SETUP(uring)
+{
+	int ret;
+
+	self->ring.fd = -1;
+	self->s.fd = -1;
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	ret = pvm_ring_init(&self->ring);
+	if (ret)
+		SKIP(return, "io_uring_setup: %s", strerror(-ret));
+	ASSERT_EQ(0, single_init(&self->s, 2 * psz, R_READ));
+	self->out = calloc(1, 3 * psz);
+	ASSERT_TRUE(self->out != NULL);
+}
+
+FIXTURE_TEARDOWN(uring)
+{
+	pvm_ring_exit(&self->ring);
+	single_exit(&self->s);
+	free(self->out);
+}
+
+/* Read @len bytes at @off with the variant's opcode: cqe->res */
+static long ring_read(FIXTURE_DATA(uring) *self, int opcode, size_t len,
+		      unsigned long long off)
+{
+	struct iovec iov[2] = { { self->out, 7 },
+				{ self->out + 7, len - 7 } };
+	struct io_uring_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = opcode;
+	sqe.fd = self->s.fd;
+	sqe.off = off;
+	if (opcode == IORING_OP_READV) {
+		sqe.addr = (uintptr_t)iov;
+		sqe.len = 2;
+	} else {
+		sqe.addr = (uintptr_t)self->out;
+		sqe.len = len;
+	}
+	return pvm_ring_run(&self->ring, &sqe);
+}
+
+TEST_F(uring, data_and_revocation)
+{
+	size_t len = self->s.len;
+	uint8_t *own = self->s.buf + REG_OFF;
+
+	EXPECT_EQ((long)len, ring_read(self, variant->opcode, len + psz, 0));
+	EXPECT_EQ(-1, pvm_first_diff(self->out, own, len));
+	EXPECT_EQ(100, ring_read(self, variant->opcode, 100, len - 100));
+	EXPECT_EQ(-1, pvm_first_diff(self->out, own + len - 100, 100));
+	EXPECT_EQ(0, ring_read(self, variant->opcode, 100, len));
+	EXPECT_EQ(0, ioctl(self->s.fd, PROCESS_VM_REGION_REVOKE));
+	EXPECT_EQ(-ENXIO, ring_read(self, variant->opcode, len, 0));
+}
+
+TEST_HARNESS_MAIN
