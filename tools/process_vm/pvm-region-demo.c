@@ -61,7 +61,7 @@ static int yama_scope_3(void)
 }
 
 /* The consumer: knows the owner's pid and reads the handle from @in. */
-static int consumer(pid_t owner, int in, int done, int go)
+static int run_consumer(pid_t owner, int in, int done, int go)
 {
 	struct process_vm_handle h;
 	char buf[sizeof(message)] = "";
@@ -100,7 +100,7 @@ static int consumer(pid_t owner, int in, int done, int go)
 	return !ok;
 }
 
-static int owner(int fd, pid_t child, int out, int done, int go)
+static int run_owner(int fd, pid_t child, int out, int done, int go)
 {
 	struct process_vm_handle h;
 	int status;
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 	if (!child) {
 		/* Only the handle bytes cross over: drop the inherited fd. */
 		close(fd);
-		_exit(consumer(getppid(), handle[0], done[1], go[0]));
+		_exit(run_consumer(getppid(), handle[0], done[1], go[0]));
 	}
-	return owner(fd, child, handle[1], done[0], go[1]);
+	return run_owner(fd, child, handle[1], done[0], go[1]);
 }
