@@ -399,6 +399,8 @@ static ssize_t pvm_region_rw(struct kiocb *iocb, struct iov_iter *iter,
 	ssize_t done;
 	int err = 0;
 
+	if (pvm_region_dead(r))
+		return -ENXIO;
 	if (!iov_iter_count(iter))
 		return 0;
 	if (pos >= r->size)
@@ -520,17 +522,19 @@ static long pvm_region_ioctl(struct file *file, unsigned int cmd,
 }
 
 /*
- * What a holder may know of the region.  Not the owner's addresses: those
- * would give away its layout (and defeat its ASLR) to every holder.
+ * What a holder may know of the region, and what this file may do with
+ * it (the access of the file, which process_vm_open() may have narrowed).
+ * Not the owner's addresses: those would give away its layout (and defeat
+ * its ASLR) to every holder.
  */
 static void pvm_region_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct pvm_region *r = file->private_data;
-	static const char * const access[] = { "", "r", "w", "rw" };
+	bool rd = file->f_mode & FMODE_READ, wr = file->f_mode & FMODE_WRITE;
 
 	seq_printf(m, "owner:\t%d\n",
 		   pid_nr_ns(r->owner, task_active_pid_ns(current)));
-	seq_printf(m, "access:\t%s\n", access[r->flags & PVM_REGION_ACCESS]);
+	seq_printf(m, "access:\t%s%s\n", rd ? "r" : "", wr ? "w" : "");
 	seq_printf(m, "size:\t%lld\n", r->size);
 	seq_printf(m, "segments:\t%lu\n", r->nr_segs);
 	seq_printf(m, "pinned:\t%lu\n", READ_ONCE(r->nr_pages) << PAGE_SHIFT);
@@ -769,7 +773,8 @@ SYSCALL_DEFINE3(process_vm_open, const struct process_vm_handle __user *,
 	struct pvm_region *r;
 	int ret;
 
-	if ((flags & ~PVM_REGION_ACCESS) || !flags)
+	/* Later handles may grow; a shorter one is no handle at all. */
+	if ((flags & ~PVM_REGION_ACCESS) || !flags || size < sizeof(h))
 		return -EINVAL;
 	ret = copy_struct_from_user(&h, sizeof(h), uhandle, size);
 	if (ret)

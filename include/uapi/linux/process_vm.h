@@ -48,10 +48,10 @@ struct process_vm_handle {
 };
 
 /*
- * ioctl(2) on a region fd, by the owner only (a thread of the process that
- * exported it): from its return on, no access reads or writes the region's
- * memory, and every later access fails with ENXIO.  Exec and exit of the
- * owner have the same effect.
+ * ioctl(2) on a region fd, by the owner only (a task of the address space
+ * it was exported from): from its return on, no access reads or writes the
+ * region's memory, and every later access fails with ENXIO.  Exec and exit
+ * of the owner have the same effect.
  */
 #define PROCESS_VM_REGION_REVOKE	_IO(0xB9, 0)
 /* The region's handle, for the owner only: ioctl(fd, ..., &handle). */
