@@ -2081,4 +2081,32 @@ TEST(admin_switch)
 	EXPECT_EQ(0, pvm_write_long(PVM_SYSCTL, old));
 }
 
+/*
+ * An opcode no kernel assigned completes with -EINVAL, as upstream answers
+ * every opcode it does not know: the ones between the last upstream
+ * opcode and ours too, so that a program probing for a later kernel's op
+ * learns the same here as on any kernel.
+ */
+TEST(unknown_opcodes_einval)
+{
+	static const uint8_t ops[] = { 100, 150, 191, 194, 255 };
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	unsigned int i;
+	uint64_t ud;
+
+	ASSERT_EQ(0, io_uring_queue_init(4, &ring, 0));
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		sqe = io_uring_get_sqe(&ring);
+		ASSERT_NE(NULL, sqe);
+		io_uring_prep_nop(sqe);
+		sqe->opcode = ops[i];
+		sqe->user_data = ud = ud_seq++;
+		EXPECT_EQ(-EINVAL, submit_wait(&ring, ud)) {
+			TH_LOG("opcode %u", ops[i]);
+		}
+	}
+	io_uring_queue_exit(&ring);
+}
+
 TEST_HARNESS_MAIN
