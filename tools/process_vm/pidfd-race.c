@@ -221,11 +221,7 @@ static long parse_args(int argc, char **argv)
 			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "pidfd-race: unexpected argument '%s'\n",
-			argv[optind]);
-		pvm_usage(usage, PVM_EXIT_USAGE);
-	}
+	pvm_args_done(argc, argv, usage);
 	return max_forks;
 }
 

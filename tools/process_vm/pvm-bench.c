@@ -1373,11 +1373,7 @@ static void parse_args(int argc, char **argv)
 			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "pvm-bench: unexpected argument '%s'\n",
-			argv[optind]);
-		pvm_usage(usage, PVM_EXIT_USAGE);
-	}
+	pvm_args_done(argc, argv, usage);
 	parse_list(n_s, add_n);
 	parse_list(methods_s ? methods_s :
 		   quick ? "pvm-read,pvm-write,shm,pipe,memcpy" : "all", add_method);

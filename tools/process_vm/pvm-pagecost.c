@@ -607,11 +607,7 @@ int main(int argc, char **argv)
 			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "pvm-pagecost: unexpected argument '%s'\n",
-			argv[optind]);
-		pvm_usage(usage, PVM_EXIT_USAGE);
-	}
+	pvm_args_done(argc, argv, usage);
 	if (!nr_sizes)
 		pvm_bad_arg("--sizes", "", "a list of sizes");
 	if (csv_path) {

@@ -526,11 +526,7 @@ int main(int argc, char **argv)
 			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "pvm-readers: unexpected argument '%s'\n",
-			argv[optind]);
-		pvm_usage(usage, PVM_EXIT_USAGE);
-	}
+	pvm_args_done(argc, argv, usage);
 	if (!chunk)
 		chunk = size;
 	if (chunk > size) {

@@ -142,11 +142,7 @@ int main(int argc, char **argv)
 			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "pvm-repcost: unexpected argument '%s'\n",
-			argv[optind]);
-		pvm_usage(usage, PVM_EXIT_USAGE);
-	}
+	pvm_args_done(argc, argv, usage);
 #ifndef __x86_64__
 	printf("SKIP: pvm-repcost: x86-64 only\n");
 	return KSFT_SKIP;

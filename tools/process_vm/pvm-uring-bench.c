@@ -889,11 +889,7 @@ static void parse_args(int argc, char **argv)
 			pvm_usage(usage, PVM_EXIT_USAGE);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "pvm-uring-bench: unexpected argument '%s'\n",
-			argv[optind]);
-		pvm_usage(usage, PVM_EXIT_USAGE);
-	}
+	pvm_args_done(argc, argv, usage);
 	for (i = 0; opt.sec_peers && i < opt.npeers; i++)
 		if (opt.peer_n % opt.peers[i])
 			die("--peer-n %d is not a multiple of K=%d", opt.peer_n,

@@ -150,9 +150,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		pvm_usage(usage, 0);
 	if (argc > 3 || (argc > 1 && argv[1][0] == '-' && argv[1][1])) {
-		fprintf(stderr, "pvm-uring-demo: unexpected argument '%s'\n",
-			argv[argc > 3 ? 3 : 1]);
-		pvm_usage(usage, PVM_EXIT_USAGE);
+		pvm_extra_arg(argv[argc > 3 ? 3 : 1], usage);
 	}
 	if (argc > 1)
 		faults = pvm_arg_long("FAULTS", argv[1], 1, 256);

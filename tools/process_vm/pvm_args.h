@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PVM_EXIT_USAGE	2
 #ifndef KSFT_SKIP
@@ -46,6 +47,20 @@ static inline _Noreturn void pvm_bad_arg(const char *name, const char *s,
 	exit(PVM_EXIT_USAGE);
 }
 
+/* Refuse argument @arg, which the tool does not take: usage, exit 2. */
+static inline _Noreturn void pvm_extra_arg(const char *arg, const char *usage)
+{
+	fprintf(stderr, "%s: unexpected argument '%s'\n", PVM_PROG, arg);
+	pvm_usage(usage, PVM_EXIT_USAGE);
+}
+
+/* After getopt: refuse what is left of the command line. */
+static inline void pvm_args_done(int argc, char **argv, const char *usage)
+{
+	if (optind < argc)
+		pvm_extra_arg(argv[optind], usage);
+}
+
 /* For a tool that takes no arguments: answer --help, refuse the rest. */
 static inline void pvm_no_args(int argc, char **argv, const char *usage)
 {
@@ -53,8 +68,7 @@ static inline void pvm_no_args(int argc, char **argv, const char *usage)
 		return;
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		pvm_usage(usage, 0);
-	fprintf(stderr, "%s: unexpected argument '%s'\n", PVM_PROG, argv[1]);
-	pvm_usage(usage, PVM_EXIT_USAGE);
+	pvm_extra_arg(argv[1], usage);
 }
 
 /* Parse @s into *@size; false if it is no size or does not fit. */
