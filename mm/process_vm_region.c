@@ -361,14 +361,48 @@ static int pvm_region_chunk(struct pvm_region *r, struct iov_iter *iter,
 }
 
 /*
+ * In io-wq, cancellation and exit arrive as a signal, but the fault_in_*()
+ * helpers wait killably only: a holder's own userfaultfd page that nobody
+ * resolves would hold the worker.  Fault the page the copy stopped at with
+ * an interruptible pin instead (and drop the pin: only the fault counts).
+ */
+static int pvm_region_fault_in_intr(struct iov_iter *iter, bool write)
+{
+	const struct iovec *iov = iter_iov(iter);
+	size_t off = iter->iov_offset;
+	unsigned long i = 0;
+	struct page *page;
+	long got;
+
+	/* Past the empty entries, to the byte the copy stopped at. */
+	while (iter_is_iovec(iter) && off >= iov[i].iov_len &&
+	       i + 1 < iter->nr_segs) {
+		off = 0;
+		i++;
+	}
+	got = pin_user_pages_fast((unsigned long)iov[i].iov_base + off, 1,
+				  (write ? 0 : FOLL_WRITE) | FOLL_INTERRUPTIBLE,
+				  &page);
+	if (got != 1)
+		return got == -EINTR ? -EINTR : -EFAULT;
+	unpin_user_page(page);
+	return 0;
+}
+
+/*
  * A page of the holder's buffer was not there: fault it in, with no lock
  * of the region held.  Return: 0 if at least its first page is there now.
  */
-static int pvm_region_fault_in(struct iov_iter *iter, bool write)
+static int pvm_region_fault_in(struct iov_iter *iter, bool write,
+			       enum pvm_mode mode)
 {
 	size_t want = min(iov_iter_count(iter), PVM_REGION_CHUNK);
 	size_t left;
 
+	if (!user_backed_iter(iter))
+		return -EFAULT;
+	if (mode == PVM_INTR)
+		return pvm_region_fault_in_intr(iter, write);
 	if (write)
 		left = fault_in_iov_iter_readable(iter, want);
 	else
@@ -416,7 +450,7 @@ static ssize_t pvm_region_rw(struct kiocb *iocb, struct iov_iter *iter,
 		err = pvm_region_chunk(r, iter, pos, write, mode);
 		pos += left - iov_iter_count(iter);
 		if (err == -EAGAIN && mode != PVM_TRY)
-			err = pvm_region_fault_in(iter, write);
+			err = pvm_region_fault_in(iter, write, mode);
 		if (err)
 			break;
 		if (fatal_signal_pending(current)) {
