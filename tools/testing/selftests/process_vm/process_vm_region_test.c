@@ -58,6 +58,10 @@
 #ifndef PROCESS_VM_REGION_WRITE
 #define PROCESS_VM_REGION_WRITE	2
 #endif
+#ifndef PROCESS_VM_REGION_PIN
+#define PROCESS_VM_REGION_PIN	4
+#define PROCESS_VM_REGION_ANY_USER	8
+#endif
 #ifndef PROCESS_VM_REGION_REVOKE
 #define PROCESS_VM_REGION_REVOKE	_IO(0xB9, 0)
 #endif
@@ -68,6 +72,8 @@
 #define R_READ		PROCESS_VM_REGION_READ
 #define R_WRITE		PROCESS_VM_REGION_WRITE
 #define R_RW		(R_READ | R_WRITE)
+#define R_PIN		PROCESS_VM_REGION_PIN
+#define R_ANY		PROCESS_VM_REGION_ANY_USER
 
 #define SEED_OWNER	0x5151	/* the owner's buffer, guards included */
 #define SEED_NEW	0x6262	/* the owner's buffer, later */
@@ -114,7 +120,8 @@ static int export1(void *base, size_t len, unsigned int flags)
 /* ---- fdinfo ----------------------------------------------------------- */
 
 struct rinfo {
-	char owner[32], access[32], size[32], segments[32], state[32];
+	char owner[32], access[32], size[32], segments[32], pinned[32];
+	char state[32];
 };
 
 /* "key:\tvalue\n" into @val (without the newline) if @line is @key's */
@@ -149,6 +156,7 @@ static int region_fdinfo(int fd, struct rinfo *ri)
 		rinfo_field(line, "size", ri->size, sizeof(ri->size));
 		rinfo_field(line, "segments", ri->segments,
 			    sizeof(ri->segments));
+		rinfo_field(line, "pinned", ri->pinned, sizeof(ri->pinned));
 		rinfo_field(line, "state", ri->state, sizeof(ri->state));
 	}
 	fclose(f);
@@ -311,6 +319,7 @@ enum args_kind {
 	A_NULL0,	/* one empty segment at NULL */
 	A_SKIP0,	/* empty segments around one of 5 bytes */
 	A_UNMAPPED,	/* a page of unmapped memory */
+	A_CROSS,	/* 2 bytes across the boundary of buf's pages */
 };
 
 FIXTURE(args)
@@ -326,6 +335,7 @@ FIXTURE_VARIANT(args)
 	unsigned int flags;
 	int err;		/* 0: succeeds */
 	long size, segments;	/* then st_size and fdinfo's segments */
+	long pinned;		/* and pages pinned */
 };
 
 FIXTURE_VARIANT_ADD(args, flags_none)
@@ -333,14 +343,32 @@ FIXTURE_VARIANT_ADD(args, flags_none)
 	.kind = A_BUF, .cnt = 1, .flags = 0, .err = EINVAL,
 };
 
-FIXTURE_VARIANT_ADD(args, flags_bit2)
+/* How the region holds the bytes, but no access to them */
+FIXTURE_VARIANT_ADD(args, flags_pin_only)
 {
-	.kind = A_BUF, .cnt = 1, .flags = 4, .err = EINVAL,
+	.kind = A_BUF, .cnt = 1, .flags = R_PIN, .err = EINVAL,
 };
 
-FIXTURE_VARIANT_ADD(args, flags_read_bit2)
+FIXTURE_VARIANT_ADD(args, flags_any_user_only)
 {
-	.kind = A_BUF, .cnt = 1, .flags = R_READ | 4, .err = EINVAL,
+	.kind = A_BUF, .cnt = 1, .flags = R_ANY, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, flags_pin_any_user)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_PIN | R_ANY, .err = EINVAL,
+};
+
+/* Bit 4, the first unassigned one */
+FIXTURE_VARIANT_ADD(args, flags_read_bit4)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_READ | 0x10, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(args, flags_all_bit4)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_RW | R_PIN | R_ANY | 0x10,
+	.err = EINVAL,
 };
 
 FIXTURE_VARIANT_ADD(args, flags_rw_bit8)
@@ -415,9 +443,47 @@ FIXTURE_VARIANT_ADD(args, byte_granular)
 	.kind = A_BUF, .cnt = 1, .flags = R_READ, .size = 10, .segments = 1,
 };
 
+FIXTURE_VARIANT_ADD(args, read_pin)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_READ | R_PIN, .size = 10,
+	.segments = 1, .pinned = 1,
+};
+
+FIXTURE_VARIANT_ADD(args, write_pin)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_WRITE | R_PIN, .size = 10,
+	.segments = 1, .pinned = 1,
+};
+
+FIXTURE_VARIANT_ADD(args, read_any_user)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_READ | R_ANY, .size = 10,
+	.segments = 1,
+};
+
+FIXTURE_VARIANT_ADD(args, all_flags)
+{
+	.kind = A_BUF, .cnt = 1, .flags = R_RW | R_PIN | R_ANY, .size = 10,
+	.segments = 1, .pinned = 1,
+};
+
+/* Two bytes, two pages */
+FIXTURE_VARIANT_ADD(args, pin_across_pages)
+{
+	.kind = A_CROSS, .cnt = 1, .flags = R_READ | R_PIN, .size = 2,
+	.segments = 1, .pinned = 2,
+};
+
 FIXTURE_VARIANT_ADD(args, empty_segments_skipped)
 {
 	.kind = A_SKIP0, .cnt = 5, .flags = R_RW, .size = 5, .segments = 1,
+};
+
+/* Empty segments pin nothing, not even at NULL or in the hole */
+FIXTURE_VARIANT_ADD(args, empty_segments_skipped_pin)
+{
+	.kind = A_SKIP0, .cnt = 5, .flags = R_RW | R_PIN, .size = 5,
+	.segments = 1, .pinned = 1,
 };
 
 FIXTURE_VARIANT_ADD(args, count_1024)
@@ -430,6 +496,12 @@ FIXTURE_VARIANT_ADD(args, unmapped_accepted)
 {
 	.kind = A_UNMAPPED, .cnt = 1, .flags = R_RW, .size = -1,
 	.segments = 1,
+};
+
+/* Nothing there to pin */
+FIXTURE_VARIANT_ADD(args, unmapped_pin)
+{
+	.kind = A_UNMAPPED, .cnt = 1, .flags = R_READ | R_PIN, .err = EFAULT,
 };
 
 FIXTURE_SETUP(args)
@@ -483,6 +555,9 @@ FIXTURE_SETUP(args)
 	case A_UNMAPPED:
 		iov[0] = (struct iovec){ self->hole, psz };
 		break;
+	case A_CROSS:
+		iov[0] = (struct iovec){ self->buf + psz - 1, 2 };
+		break;
 	default:
 		break;
 	}
@@ -528,6 +603,8 @@ TEST_F(args, export)
 	ASSERT_EQ(0, region_fdinfo(fd, &ri));
 	EXPECT_STREQ(num(want, variant->segments), ri.segments);
 	EXPECT_STREQ(num(want, st.st_size), ri.size);
+	EXPECT_STREQ(num(want, variant->pinned * psz), ri.pinned);
+	EXPECT_STREQ("live", ri.state);
 	close(fd);
 }
 
@@ -560,6 +637,21 @@ FIXTURE_VARIANT_ADD(access, w)
 FIXTURE_VARIANT_ADD(access, rw)
 {
 	.flags = R_RW, .accmode = O_RDWR, .name = "rw",
+};
+
+FIXTURE_VARIANT_ADD(access, r_pin)
+{
+	.flags = R_READ | R_PIN, .accmode = O_RDONLY, .name = "r",
+};
+
+FIXTURE_VARIANT_ADD(access, w_pin)
+{
+	.flags = R_WRITE | R_PIN, .accmode = O_WRONLY, .name = "w",
+};
+
+FIXTURE_VARIANT_ADD(access, rw_pin)
+{
+	.flags = R_RW | R_PIN, .accmode = O_RDWR, .name = "rw",
 };
 
 FIXTURE_SETUP(access)
@@ -606,6 +698,9 @@ TEST_F(access, fd_flags_stat_fdinfo)
 	EXPECT_STREQ(variant->name, ri.access);
 	EXPECT_STREQ(num(want, self->len), ri.size);
 	EXPECT_STREQ("1", ri.segments);
+	/* [REG_OFF, REG_OFF + one page) is on two pages */
+	EXPECT_STREQ(num(want, variant->flags & R_PIN ? 2 * psz : 0),
+		     ri.pinned);
 	EXPECT_STREQ("live", ri.state);
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", self->fd);
@@ -716,6 +811,8 @@ static void check_revoked(struct __test_metadata *_metadata, int fd,
 	EXPECT_EQ(-1, pvm_first_diff(before, buf, len));
 	ASSERT_EQ(0, region_fdinfo(fd, &ri));
 	EXPECT_STREQ("revoked", ri.state);
+	/* Revoke let go of the pages */
+	EXPECT_STREQ("0", ri.pinned);
 	free(p);
 	free(before);
 }
