@@ -16,7 +16,8 @@
  *     truncation at the end, ENOSPC past it, and not one byte before or
  *     after a segment read or written (the buffer is a pattern, compared
  *     whole, between two PROT_NONE pages);
- *   - holes: the region follows the owner's mappings;
+ *   - holes: the region follows the owner's mappings, and with PIN keeps
+ *     the pages of export time;
  *   - RWF_NOWAIT on a page that is not there (userfaultfd: a read that
  *     waited would show as a fault);
  *   - revocation by the owner, EPERM for everyone else, exit and exec;
@@ -167,6 +168,24 @@ static const char *num(char *buf, long v)
 {
 	sprintf(buf, "%ld", v);
 	return buf;
+}
+
+/*
+ * What fdinfo's pinned line says of a PIN region of @iov: the whole pages
+ * that each of its non-empty segments spans, in bytes.  Segments that
+ * share a page count it each.
+ */
+static long pin_bytes(const struct iovec *iov, unsigned long cnt)
+{
+	unsigned long i, a, pages = 0;
+
+	for (i = 0; i < cnt; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		a = (unsigned long)iov[i].iov_base;
+		pages += (a + iov[i].iov_len - 1) / psz - a / psz + 1;
+	}
+	return pages * psz;
 }
 
 /* ---- commands run in a holder or an owner (pvm_target) ---------------- */
@@ -873,68 +892,80 @@ FIXTURE_VARIANT(region)
 	struct rseg seg[MAX_SEGS];
 	int nseg;
 	int gen;	/* or this many: 1..9 bytes, 15 bytes apart */
+	bool pin;	/* exported with PIN */
 };
 
-FIXTURE_VARIANT_ADD(region, mid_page)
-{
-	.seg = { SEG(0, 100, 0, 200) }, .nseg = 1,
-};
-
-FIXTURE_VARIANT_ADD(region, one_byte)
-{
-	.seg = { SEG(1, 77, 0, 1) }, .nseg = 1,
-};
-
-FIXTURE_VARIANT_ADD(region, two_bytes_across_pages)
-{
-	.seg = { SEG(1, -1, 0, 2) }, .nseg = 1,
-};
-
-FIXTURE_VARIANT_ADD(region, spans_three_pages)
-{
-	.seg = { SEG(0, 3000, 2, 500) }, .nseg = 1,
-};
-
+/*
+ * The shapes, each as the owner's mappings (name) and pinned (name_pin):
+ * the data cases are the same, as the owner's pages stay where they are.
+ */
+#define SH_MID_PAGE		.seg = { SEG(0, 100, 0, 200) }, .nseg = 1
+#define SH_ONE_BYTE		.seg = { SEG(1, 77, 0, 1) }, .nseg = 1
+#define SH_ACROSS_PAGES		.seg = { SEG(1, -1, 0, 2) }, .nseg = 1
+#define SH_THREE_PAGES		.seg = { SEG(0, 3000, 2, 500) }, .nseg = 1
 /* Every mapped byte: one more on either side would fault */
-FIXTURE_VARIANT_ADD(region, whole_buffer)
+#define SH_WHOLE_BUFFER		.seg = { SEG(0, 0, BUF_PAGES, 0) }, .nseg = 1
+#define SH_AT_BOTH_FENCES						\
+	.seg = { SEG(0, 0, 0, 10), SEG(BUF_PAGES, -10, 0, 10) }, .nseg = 2
+#define SH_SEVERAL							\
+	.seg = { SEG(0, 1, 0, 1), SEG(0, 3, 0, 10), SEG(0, 4090, 0, 20),	\
+		 SEG(1, 200, 1, 0), SEG(3, -1, 0, 2), SEG(3, 500, 0, 1000) }, \
+	.nseg = 6
+#define SH_REVERSED							\
+	.seg = { SEG(3, 5, 0, 100), SEG(2, -50, 0, 100), SEG(0, 9, 0, 30) }, \
+	.nseg = 3
+#define SH_EMPTY_SEGMENTS						\
+	.seg = { SEG(0, 5, 0, 0), SEG(0, 10, 0, 20), SEG(2, 0, 0, 0),	\
+		 SEG(2, 200, 0, 30), SEG(3, 0, 0, 0) },			\
+	.nseg = 5
+
+FIXTURE_VARIANT_ADD(region, mid_page) { SH_MID_PAGE };
+FIXTURE_VARIANT_ADD(region, mid_page_pin) { SH_MID_PAGE, .pin = true };
+
+FIXTURE_VARIANT_ADD(region, one_byte) { SH_ONE_BYTE };
+FIXTURE_VARIANT_ADD(region, one_byte_pin) { SH_ONE_BYTE, .pin = true };
+
+FIXTURE_VARIANT_ADD(region, two_bytes_across_pages) { SH_ACROSS_PAGES };
+FIXTURE_VARIANT_ADD(region, two_bytes_across_pages_pin)
 {
-	.seg = { SEG(0, 0, BUF_PAGES, 0) }, .nseg = 1,
+	SH_ACROSS_PAGES, .pin = true
 };
 
-FIXTURE_VARIANT_ADD(region, at_both_fences)
+FIXTURE_VARIANT_ADD(region, spans_three_pages) { SH_THREE_PAGES };
+FIXTURE_VARIANT_ADD(region, spans_three_pages_pin)
 {
-	.seg = { SEG(0, 0, 0, 10), SEG(BUF_PAGES, -10, 0, 10) }, .nseg = 2,
+	SH_THREE_PAGES, .pin = true
 };
 
-FIXTURE_VARIANT_ADD(region, several)
+FIXTURE_VARIANT_ADD(region, whole_buffer) { SH_WHOLE_BUFFER };
+FIXTURE_VARIANT_ADD(region, whole_buffer_pin)
 {
-	.seg = { SEG(0, 1, 0, 1), SEG(0, 3, 0, 10), SEG(0, 4090, 0, 20),
-		 SEG(1, 200, 1, 0), SEG(3, -1, 0, 2), SEG(3, 500, 0, 1000) },
-	.nseg = 6,
+	SH_WHOLE_BUFFER, .pin = true
 };
 
-FIXTURE_VARIANT_ADD(region, reversed)
+FIXTURE_VARIANT_ADD(region, at_both_fences) { SH_AT_BOTH_FENCES };
+FIXTURE_VARIANT_ADD(region, at_both_fences_pin)
 {
-	.seg = { SEG(3, 5, 0, 100), SEG(2, -50, 0, 100), SEG(0, 9, 0, 30) },
-	.nseg = 3,
+	SH_AT_BOTH_FENCES, .pin = true
 };
 
-FIXTURE_VARIANT_ADD(region, empty_segments)
+FIXTURE_VARIANT_ADD(region, several) { SH_SEVERAL };
+FIXTURE_VARIANT_ADD(region, several_pin) { SH_SEVERAL, .pin = true };
+
+FIXTURE_VARIANT_ADD(region, reversed) { SH_REVERSED };
+FIXTURE_VARIANT_ADD(region, reversed_pin) { SH_REVERSED, .pin = true };
+
+FIXTURE_VARIANT_ADD(region, empty_segments) { SH_EMPTY_SEGMENTS };
+FIXTURE_VARIANT_ADD(region, empty_segments_pin)
 {
-	.seg = { SEG(0, 5, 0, 0), SEG(0, 10, 0, 20), SEG(2, 0, 0, 0),
-		 SEG(2, 200, 0, 30), SEG(3, 0, 0, 0) },
-	.nseg = 5,
+	SH_EMPTY_SEGMENTS, .pin = true
 };
 
-FIXTURE_VARIANT_ADD(region, many)
-{
-	.gen = 200,
-};
+FIXTURE_VARIANT_ADD(region, many) { .gen = 200 };
+FIXTURE_VARIANT_ADD(region, many_pin) { .gen = 200, .pin = true };
 
-FIXTURE_VARIANT_ADD(region, uio_maxiov)
-{
-	.gen = 1024,
-};
+FIXTURE_VARIANT_ADD(region, uio_maxiov) { .gen = 1024 };
+FIXTURE_VARIANT_ADD(region, uio_maxiov_pin) { .gen = 1024, .pin = true };
 
 FIXTURE_SETUP(region)
 {
@@ -998,7 +1029,8 @@ FIXTURE_SETUP(region)
 	memcpy(self->model, self->buf, self->buflen);
 	pvm_fill(self->src, self->size + 2 * psz, SEED_SRC);
 
-	self->fd = region_export(self->iov, self->nseg, R_RW);
+	self->fd = region_export(self->iov, self->nseg,
+				 R_RW | (variant->pin ? R_PIN : 0));
 	ASSERT_LE(0, self->fd) {
 		TH_LOG("process_vm_export: %s", strerror(errno));
 	}
@@ -1079,6 +1111,8 @@ TEST_F(region, stat_fdinfo)
 	ASSERT_EQ(0, region_fdinfo(self->fd, &ri));
 	EXPECT_STREQ(num(want, self->size), ri.size);
 	EXPECT_STREQ(num(want, self->nonempty), ri.segments);
+	EXPECT_STREQ(num(want, variant->pin ?
+			 pin_bytes(self->iov, self->nseg) : 0), ri.pinned);
 	EXPECT_STREQ("rw", ri.access);
 	EXPECT_STREQ("live", ri.state);
 }
@@ -1268,96 +1302,189 @@ TEST_F(region, lseek)
 	EXPECT_EQ(size - 1, lseek(self->fd, 0, SEEK_CUR));
 }
 
-/* ---- holes: the region follows the owner's mappings ------------------- */
+/* ---- holes: the region follows the owner's mappings, unless pinned ---- */
 
-TEST(munmapped_middle)
+/*
+ * Three pages of the owner's, the pattern SEED_OWNER; the region of a case
+ * is exported as the owner's mappings or, with PIN, as the pages of export
+ * time, which holders keep seeing after the owner unmaps or maps over them.
+ */
+FIXTURE(holes)
 {
-	size_t size, off2;
 	uint8_t *p, *out, *src;
-	int fd;
+};
 
+FIXTURE_VARIANT(holes)
+{
+	unsigned int pin;	/* 0 or R_PIN */
+};
+
+FIXTURE_VARIANT_ADD(holes, mappings)
+{
+	.pin = 0,
+};
+
+FIXTURE_VARIANT_ADD(holes, pin)
+{
+	.pin = R_PIN,
+};
+
+FIXTURE_SETUP(holes)
+{
 	if (no_regions())
 		SKIP(return, NO_REGIONS);
-	p = pvm_map_anon(3 * psz);
-	out = malloc(3 * psz);
-	src = malloc(3 * psz);
-	ASSERT_TRUE(p != NULL);
-	ASSERT_TRUE(out != NULL);
-	ASSERT_TRUE(src != NULL);
-	pvm_fill(p, 3 * psz, SEED_OWNER);
-	pvm_fill(src, 3 * psz, SEED_SRC);
+	self->p = pvm_map_anon(3 * psz);
+	self->out = malloc(3 * psz);
+	self->src = malloc(3 * psz);
+	ASSERT_TRUE(self->p != NULL);
+	ASSERT_TRUE(self->out != NULL);
+	ASSERT_TRUE(self->src != NULL);
+	pvm_fill(self->p, 3 * psz, SEED_OWNER);
+	pvm_fill(self->src, 3 * psz, SEED_SRC);
+}
+
+FIXTURE_TEARDOWN(holes)
+{
+	if (self->p)
+		munmap(self->p, 3 * psz);
+	free(self->out);
+	free(self->src);
+}
+
+/* A new page over page 1 of @p (munmapped or not), SEED_NEW: 0 or -errno */
+static int map_new_page(uint8_t *p)
+{
+	if (mmap(p + psz, psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != p + psz)
+		return -errno;
+	pvm_fill(p + psz, psz, SEED_NEW);
+	return 0;
+}
+
+TEST_F(holes, munmapped_middle)
+{
 	/* [p + 10, p + 3 pages - 10), then page 1 goes */
-	size = 3 * psz - 20;
-	off2 = 2 * psz - 10;		/* region offset of page 2 */
-	fd = export1(p + 10, size, R_RW);
+	size_t size = 3 * psz - 20, off2 = 2 * psz - 10;
+	uint8_t *p = self->p, *out = self->out, *src = self->src;
+	int fd;
+
+	fd = export1(p + 10, size, R_RW | variant->pin);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, munmap(p + psz, psz));
 
-	/* Up to the hole; nothing from it; what follows it */
-	EXPECT_EQ((long)psz - 10, pvm_res(pread(fd, out, size, 0)));
-	EXPECT_EQ(-1, pvm_first_diff(out, p + 10, psz - 10));
-	EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, 10, psz - 10)));
-	EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, size, psz)));
-	EXPECT_EQ((long)(size - off2), pvm_res(pread(fd, out, size, off2)));
-	EXPECT_EQ(-1, pvm_first_diff(out, p + 2 * psz, size - off2));
+	if (!variant->pin) {
+		/* Up to the hole; nothing from it; what follows it */
+		EXPECT_EQ((long)psz - 10, pvm_res(pread(fd, out, size, 0)));
+		EXPECT_EQ(-1, pvm_first_diff(out, p + 10, psz - 10));
+		EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, 10, psz - 10)));
+		EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, size, psz)));
+		EXPECT_EQ((long)(size - off2),
+			  pvm_res(pread(fd, out, size, off2)));
+		EXPECT_EQ(-1, pvm_first_diff(out, p + 2 * psz, size - off2));
 
-	EXPECT_EQ((long)psz - 10, pvm_res(pwrite(fd, src, size, 0)));
-	EXPECT_EQ(-1, pvm_first_diff(src, p + 10, psz - 10));
+		EXPECT_EQ((long)psz - 10, pvm_res(pwrite(fd, src, size, 0)));
+		EXPECT_EQ(-1, pvm_first_diff(src, p + 10, psz - 10));
+		EXPECT_EQ(-EFAULT, pvm_res(pwrite(fd, src, 1, psz - 10)));
+		EXPECT_EQ(-1, pvm_check_at(p + 2 * psz, psz, SEED_OWNER,
+					   2 * psz));
+	} else {
+		/* Every byte of export time, the unmapped page's too */
+		EXPECT_EQ((long)size, pvm_res(pread(fd, out, size, 0)));
+		EXPECT_EQ(-1, pvm_check_at(out, size, SEED_OWNER, 10));
+		/* Written into pages 0 and 2, which the owner still maps */
+		EXPECT_EQ((long)size, pvm_res(pwrite(fd, src, size, 0)));
+		EXPECT_EQ(-1, pvm_first_diff(src, p + 10, psz - 10));
+		EXPECT_EQ(-1, pvm_first_diff(src + off2, p + 2 * psz,
+					     size - off2));
+		EXPECT_EQ(-1, pvm_check_at(p + 3 * psz - 10, 10, SEED_OWNER,
+					   3 * psz - 10));
+		EXPECT_EQ((long)size, pvm_res(pread(fd, out, size, 0)));
+		EXPECT_EQ(-1, pvm_first_diff(out, src, size));
+	}
 	EXPECT_EQ(-1, pvm_check(p, 10, SEED_OWNER));
-	EXPECT_EQ(-EFAULT, pvm_res(pwrite(fd, src, 1, psz - 10)));
-	EXPECT_EQ(-1, pvm_check_at(p + 2 * psz, psz, SEED_OWNER, 2 * psz));
 
-	/* A new mapping in the hole is what the region then reads */
-	ASSERT_TRUE(mmap(p + psz, psz, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
-		    p + psz);
-	pvm_fill(p + psz, psz, SEED_NEW);
+	/* A new mapping in the hole: what the region then reads, or not */
+	ASSERT_EQ(0, map_new_page(p));
 	EXPECT_EQ((long)size, pvm_res(pread(fd, out, size, 0)));
-	EXPECT_EQ(-1, pvm_first_diff(out, p + 10, size));
+	if (!variant->pin) {
+		EXPECT_EQ(-1, pvm_first_diff(out, p + 10, size));
+	} else {
+		EXPECT_EQ(-1, pvm_first_diff(out, src, size));
+		/* and a write does not reach the new page */
+		pvm_fill(src, size, SEED_SRC + 1);
+		EXPECT_EQ((long)size, pvm_res(pwrite(fd, src, size, 0)));
+		EXPECT_EQ(-1, pvm_check(p + psz, psz, SEED_NEW));
+		EXPECT_EQ(-1, pvm_first_diff(src, p + 10, psz - 10));
+	}
 	close(fd);
-	munmap(p, 3 * psz);
-	free(out);
-	free(src);
 }
 
-TEST(munmapped_segment)
+/* Over a page that is still mapped: MAP_FIXED replaces it */
+TEST_F(holes, mmap_over)
 {
-	struct iovec iov[3];
-	uint8_t *p, out[256];
+	size_t size = 3 * psz - 20;
 	int fd;
 
-	if (no_regions())
-		SKIP(return, NO_REGIONS);
-	p = pvm_map_anon(3 * psz);
-	ASSERT_TRUE(p != NULL);
-	pvm_fill(p, 3 * psz, SEED_OWNER);
+	fd = export1(self->p + 10, size, R_READ | variant->pin);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, map_new_page(self->p));
+	EXPECT_EQ((long)size, pvm_res(pread(fd, self->out, size, 0)));
+	if (variant->pin) {
+		EXPECT_EQ(-1, pvm_check_at(self->out, size, SEED_OWNER, 10));
+	} else {
+		EXPECT_EQ(-1, pvm_first_diff(self->out, self->p + 10, size));
+		EXPECT_EQ(-1, pvm_check(self->out + psz - 10, psz, SEED_NEW));
+	}
+	close(fd);
+}
+
+TEST_F(holes, munmapped_segment)
+{
+	uint8_t *p = self->p, *out = self->out;
+	struct iovec iov[3];
+	int fd;
+
 	iov[0] = (struct iovec){ p + 100, 50 };
 	iov[1] = (struct iovec){ p + psz + 5, 60 };
 	iov[2] = (struct iovec){ p + 2 * psz + 7, 70 };
-	fd = region_export(iov, 3, R_READ);
+	fd = region_export(iov, 3, R_READ | variant->pin);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, munmap(p + psz, psz));
 
-	EXPECT_EQ(50, pvm_res(pread(fd, out, sizeof(out), 0)));
+	if (variant->pin) {
+		EXPECT_EQ(180, pvm_res(pread(fd, out, 256, 0)));
+		EXPECT_EQ(-1, pvm_check_at(out, 50, SEED_OWNER, 100));
+		EXPECT_EQ(-1, pvm_check_at(out + 50, 60, SEED_OWNER,
+					   psz + 5));
+		EXPECT_EQ(-1, pvm_check_at(out + 110, 70, SEED_OWNER,
+					   2 * psz + 7));
+		close(fd);
+		return;
+	}
+	EXPECT_EQ(50, pvm_res(pread(fd, out, 256, 0)));
 	EXPECT_EQ(-1, pvm_first_diff(out, p + 100, 50));
-	EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, sizeof(out), 50)));
+	EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, 256, 50)));
 	EXPECT_EQ(-EFAULT, pvm_res(pread(fd, out, 1, 109)));
-	EXPECT_EQ(70, pvm_res(pread(fd, out, sizeof(out), 110)));
+	EXPECT_EQ(70, pvm_res(pread(fd, out, 256, 110)));
 	EXPECT_EQ(-1, pvm_first_diff(out, p + 2 * psz + 7, 70));
 	close(fd);
-	munmap(p, 3 * psz);
 }
 
-TEST(unmapped_at_export)
+TEST_F(holes, unmapped_at_export)
 {
 	uint8_t *hole, out[64];
 	int fd;
 
-	if (no_regions())
-		SKIP(return, NO_REGIONS);
 	hole = pvm_hole(2 * psz);
 	ASSERT_TRUE(hole != NULL);
-	fd = export1(hole + psz - 32, 64, R_READ);
+	fd = export1(hole + psz - 32, 64, R_READ | variant->pin);
+	if (variant->pin) {
+		/* Nothing to pin */
+		EXPECT_EQ(-EFAULT, pvm_res(fd));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
 	ASSERT_LE(0, fd) {
 		TH_LOG("an unmapped range: %s", strerror(errno));
 	}
@@ -1370,6 +1497,34 @@ TEST(unmapped_at_export)
 	EXPECT_EQ(-1, pvm_first_diff(out, hole + psz - 32, 64));
 	close(fd);
 	munmap(hole, 2 * psz);
+}
+
+/*
+ * A read-only mapping: a writable region cannot write it; with PIN it
+ * cannot even be exported writable, as nothing could pin it for writing.
+ */
+TEST_F(holes, readonly_mapping)
+{
+	int fd;
+
+	ASSERT_EQ(0, mprotect(self->p, 3 * psz, PROT_READ));
+	fd = export1(self->p + 10, psz, R_RW | variant->pin);
+	if (variant->pin) {
+		EXPECT_EQ(-EFAULT, pvm_res(fd));
+		if (fd >= 0)
+			close(fd);
+		fd = export1(self->p + 10, psz, R_READ | variant->pin);
+	}
+	ASSERT_LE(0, fd) {
+		TH_LOG("process_vm_export: %s", strerror(errno));
+	}
+	EXPECT_EQ((long)psz, pvm_res(pread(fd, self->out, psz, 0)));
+	EXPECT_EQ(-1, pvm_check_at(self->out, psz, SEED_OWNER, 10));
+	/* Not the mapping's to write; with PIN, a read-only region's */
+	EXPECT_EQ(variant->pin ? -EBADF : -EFAULT,
+		  pvm_res(pwrite(fd, self->src, psz, 0)));
+	EXPECT_EQ(-1, pvm_check(self->p, 3 * psz, SEED_OWNER));
+	close(fd);
 }
 
 /* ---- RWF_NOWAIT ------------------------------------------------------- */
