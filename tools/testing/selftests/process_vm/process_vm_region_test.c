@@ -23,6 +23,10 @@
  *   - revocation by the owner, EPERM for everyone else, exit and exec;
  *   - holders that process_vm_readv(2) refuses: another uid, Yama
  *     ptrace_scope 2, a seccomp filter;
+ *   - handles: PROCESS_VM_REGION_GET_HANDLE for the owner only, and
+ *     process_vm_open(2)'s arguments, forged handles, the access and uid
+ *     checks, the opened fd (its mode, the region's bytes, revocation),
+ *     another process and another uid, the owner's exit;
  *   - IORING_OP_READ and IORING_OP_READV.
  *
  * Kernels without the system call skip every case.
@@ -53,6 +57,9 @@
 #ifndef __NR_process_vm_export
 #define __NR_process_vm_export	1000
 #endif
+#ifndef __NR_process_vm_open
+#define __NR_process_vm_open	1001
+#endif
 #ifndef PROCESS_VM_REGION_READ
 #define PROCESS_VM_REGION_READ	1
 #endif
@@ -65,6 +72,15 @@
 #endif
 #ifndef PROCESS_VM_REGION_REVOKE
 #define PROCESS_VM_REGION_REVOKE	_IO(0xB9, 0)
+#endif
+#ifndef PROCESS_VM_REGION_GET_HANDLE
+struct process_vm_handle {
+	__u64 id;
+	__u8 secret[16];
+};
+
+#define PROCESS_VM_REGION_GET_HANDLE	\
+	_IOR(0xB9, 1, struct process_vm_handle)
 #endif
 #ifndef RWF_NOWAIT
 #define RWF_NOWAIT		0x00000008
@@ -1709,10 +1725,12 @@ TEST(holder_scm_rights)
 
 /*
  * The owner is a child that exports its copy of a buffer and sends the fd
- * to this process: the holder's fd, or -errno.
+ * to this process: the holder's fd, or -errno; the owner's fd (a number in
+ * the owner) in *@ofd if @ofd is not NULL.
  */
 static long owner_start(struct pvm_target *t, struct clone_args *args,
-			pvm_fn setup, struct single *s, unsigned int flags)
+			pvm_fn setup, struct single *s, unsigned int flags,
+			long *ofd)
 {
 	long ret;
 
@@ -1728,6 +1746,8 @@ static long owner_start(struct pvm_target *t, struct clone_args *args,
 			      s->len, flags);
 	if (ret < 0)
 		return ret;
+	if (ofd)
+		*ofd = ret;
 	return pvm_recv_fd(sock[0]);
 }
 
@@ -1741,7 +1761,7 @@ TEST(owner_exit)
 
 	if (no_regions())
 		SKIP(return, NO_REGIONS);
-	fd = owner_start(&t, NULL, NULL, &s, R_READ);
+	fd = owner_start(&t, NULL, NULL, &s, R_READ, NULL);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ((long)s.len, cmd_read_check(NULL, fd, s.len, SEED_OWNER));
 	ASSERT_EQ(0, region_fdinfo(fd, &ri));
@@ -1839,7 +1859,7 @@ TEST(fdinfo_owner_pidns)
 		SKIP(return, NO_REGIONS);
 	if (geteuid())
 		SKIP(return, "a new pid namespace needs root");
-	fd = owner_start(&t, &args, setup_own_proc, &s, R_READ);
+	fd = owner_start(&t, &args, setup_own_proc, &s, R_READ, NULL);
 	if (fd == -EPERM || fd == -EINVAL || fd == -ENOSPC)
 		SKIP(return, "clone3(CLONE_NEWPID | CLONE_NEWNS): %s",
 		     strerror(-fd));
@@ -1982,6 +2002,679 @@ TEST(noptrace_seccomp)
 	EXPECT_EQ(-1, pvm_check_at(s.buf + REG_OFF, s.len, SEED_SRC, REG_OFF));
 	pvm_target_stop(&t);
 	single_exit(&s);
+}
+
+/* ---- handles and process_vm_open(2) ----------------------------------- */
+
+#define NO_OPEN		"process_vm_open(2): not in this kernel"
+
+static int region_open(const void *h, size_t size, unsigned int flags)
+{
+	return syscall(__NR_process_vm_open, h, size, flags);
+}
+
+/* True when this kernel has no process_vm_open(2) */
+static bool no_open(void)
+{
+	static int missing = -1;
+
+	if (missing < 0)
+		missing = region_open(NULL, 0, 0) < 0 &&
+			  pvm_syscall_missing(errno);
+	return missing;
+}
+
+static int get_handle(int fd, struct process_vm_handle *h)
+{
+	return ioctl(fd, PROCESS_VM_REGION_GET_HANDLE, h) ? -errno : 0;
+}
+
+/* The file mode of @fd for access @flags */
+static int region_accmode(unsigned int flags)
+{
+	switch (flags & R_RW) {
+	case R_READ:
+		return O_RDONLY;
+	case R_WRITE:
+		return O_WRONLY;
+	default:
+		return O_RDWR;
+	}
+}
+
+/* Send the handle of @fd (the caller's region) down the pipe @wr */
+static long cmd_send_handle(struct pvm_target *t, unsigned long fd,
+			    unsigned long wr, unsigned long c)
+{
+	struct process_vm_handle h;
+	int ret = get_handle(fd, &h);
+
+	return ret ? ret : pvm_write_full(wr, &h, sizeof(h));
+}
+
+/* process_vm_open(2) of the handle read from the pipe @rd: the fd */
+static long cmd_open_from(struct pvm_target *t, unsigned long rd,
+			  unsigned long flags, unsigned long c)
+{
+	struct process_vm_handle h;
+	int ret = pvm_read_full(rd, &h, sizeof(h));
+
+	if (ret)
+		return ret;
+	ret = region_open(&h, sizeof(h), flags);
+	return ret < 0 ? -errno : ret;
+}
+
+static long cmd_get_handle(struct pvm_target *t, unsigned long fd,
+			   unsigned long b, unsigned long c)
+{
+	struct process_vm_handle h;
+
+	return get_handle(fd, &h);
+}
+
+/*
+ * How a case of the open fixture calls process_vm_open(2) with the handle
+ * of a region of its own.
+ */
+enum open_kind {
+	H_HANDLE,	/* the handle, in .size bytes (the rest zero) */
+	H_TAIL,		/* the same, the last of .size bytes 1 */
+	H_SIZE_0,	/* the handle, in 0 bytes */
+	H_NULL,		/* a NULL pointer */
+	H_HOLE,		/* a pointer to unmapped memory */
+	H_CROSS,	/* a handle whose last 8 bytes are unmapped */
+	H_ID_NEXT,	/* the id + 1 */
+	H_ID_0,		/* id 0 */
+	H_ID_HIGH,	/* the id + 2^32 */
+	H_ID_TOP,	/* the id with bit 63 set */
+	H_SECRET_0,	/* a secret of zeros */
+	H_REVOKED,	/* the region revoked (its fd still open) */
+	H_CLOSED,	/* the region's last fd closed */
+};
+
+FIXTURE(open)
+{
+	struct single s;
+	struct process_vm_handle h;
+	uint8_t *page;		/* a page, then a hole */
+	int fd;
+};
+
+FIXTURE_VARIANT(open)
+{
+	enum open_kind kind;
+	unsigned int grant;	/* the export's flags */
+	unsigned int flags;	/* process_vm_open(2)'s */
+	size_t size;		/* its size, sizeof(handle) if 0 */
+	int err;		/* 0: succeeds */
+};
+
+FIXTURE_VARIANT_ADD(open, flags_none)
+{
+	.grant = R_RW, .flags = 0, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(open, flags_pin)
+{
+	.grant = R_RW | R_PIN, .flags = R_READ | R_PIN, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(open, flags_any_user)
+{
+	.grant = R_RW | R_ANY, .flags = R_READ | R_ANY, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(open, flags_bit4)
+{
+	.grant = R_RW, .flags = R_READ | 0x10, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(open, flags_bit31)
+{
+	.grant = R_RW, .flags = R_RW | 0x80000000u, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(open, size_0)
+{
+	.kind = H_SIZE_0, .grant = R_RW, .flags = R_READ, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(open, size_8)
+{
+	.grant = R_RW, .flags = R_READ, .size = 8, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(open, size_23)
+{
+	.grant = R_RW, .flags = R_READ, .size = 23, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(open, size_32)
+{
+	.grant = R_RW, .flags = R_RW, .size = 32,
+};
+
+FIXTURE_VARIANT_ADD(open, size_32_tail)
+{
+	.kind = H_TAIL, .grant = R_RW, .flags = R_RW, .size = 32,
+	.err = E2BIG,
+};
+
+FIXTURE_VARIANT_ADD(open, size_25_tail)
+{
+	.kind = H_TAIL, .grant = R_RW, .flags = R_RW, .size = 25,
+	.err = E2BIG,
+};
+
+FIXTURE_VARIANT_ADD(open, size_page)
+{
+	.grant = R_RW, .flags = R_READ, .size = 4096,
+};
+
+FIXTURE_VARIANT_ADD(open, size_page_tail)
+{
+	.kind = H_TAIL, .grant = R_RW, .flags = R_READ, .size = 4096,
+	.err = E2BIG,
+};
+
+FIXTURE_VARIANT_ADD(open, handle_null)
+{
+	.kind = H_NULL, .grant = R_RW, .flags = R_READ, .err = EFAULT,
+};
+
+FIXTURE_VARIANT_ADD(open, handle_unmapped)
+{
+	.kind = H_HOLE, .grant = R_RW, .flags = R_READ, .err = EFAULT,
+};
+
+FIXTURE_VARIANT_ADD(open, handle_half_unmapped)
+{
+	.kind = H_CROSS, .grant = R_RW, .flags = R_READ, .err = EFAULT,
+};
+
+FIXTURE_VARIANT_ADD(open, id_next)
+{
+	.kind = H_ID_NEXT, .grant = R_RW, .flags = R_READ, .err = ENOENT,
+};
+
+FIXTURE_VARIANT_ADD(open, id_0)
+{
+	.kind = H_ID_0, .grant = R_RW, .flags = R_READ, .err = ENOENT,
+};
+
+FIXTURE_VARIANT_ADD(open, id_high)
+{
+	.kind = H_ID_HIGH, .grant = R_RW, .flags = R_READ, .err = ENOENT,
+};
+
+FIXTURE_VARIANT_ADD(open, id_top)
+{
+	.kind = H_ID_TOP, .grant = R_RW, .flags = R_READ, .err = ENOENT,
+};
+
+FIXTURE_VARIANT_ADD(open, secret_0)
+{
+	.kind = H_SECRET_0, .grant = R_RW, .flags = R_READ, .err = ENOENT,
+};
+
+/* A wrong secret tells nothing, not even that the access is too much */
+FIXTURE_VARIANT_ADD(open, secret_0_too_much)
+{
+	.kind = H_SECRET_0, .grant = R_READ, .flags = R_RW, .err = ENOENT,
+};
+
+FIXTURE_VARIANT_ADD(open, r_of_r)
+{
+	.grant = R_READ, .flags = R_READ,
+};
+
+FIXTURE_VARIANT_ADD(open, w_of_r)
+{
+	.grant = R_READ, .flags = R_WRITE, .err = EACCES,
+};
+
+FIXTURE_VARIANT_ADD(open, rw_of_r)
+{
+	.grant = R_READ, .flags = R_RW, .err = EACCES,
+};
+
+FIXTURE_VARIANT_ADD(open, r_of_w)
+{
+	.grant = R_WRITE, .flags = R_READ, .err = EACCES,
+};
+
+FIXTURE_VARIANT_ADD(open, w_of_w)
+{
+	.grant = R_WRITE, .flags = R_WRITE,
+};
+
+FIXTURE_VARIANT_ADD(open, r_of_rw)
+{
+	.grant = R_RW, .flags = R_READ,
+};
+
+FIXTURE_VARIANT_ADD(open, w_of_rw)
+{
+	.grant = R_RW, .flags = R_WRITE,
+};
+
+FIXTURE_VARIANT_ADD(open, rw_of_rw)
+{
+	.grant = R_RW, .flags = R_RW,
+};
+
+FIXTURE_VARIANT_ADD(open, rw_of_rw_pin)
+{
+	.grant = R_RW | R_PIN, .flags = R_RW,
+};
+
+FIXTURE_VARIANT_ADD(open, r_of_r_any_user)
+{
+	.grant = R_READ | R_ANY, .flags = R_READ,
+};
+
+FIXTURE_VARIANT_ADD(open, revoked)
+{
+	.kind = H_REVOKED, .grant = R_RW, .flags = R_READ, .err = ENXIO,
+};
+
+FIXTURE_VARIANT_ADD(open, closed)
+{
+	.kind = H_CLOSED, .grant = R_RW, .flags = R_READ, .err = ENOENT,
+};
+
+FIXTURE_SETUP(open)
+{
+	self->s.fd = -1;
+	self->fd = -1;
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	if (no_open())
+		SKIP(return, NO_OPEN);
+	ASSERT_EQ(0, single_init(&self->s, psz, variant->grant)) {
+		TH_LOG("process_vm_export: %s", strerror(errno));
+	}
+	ASSERT_EQ(0, get_handle(self->s.fd, &self->h));
+	self->page = pvm_map_anon(2 * psz);
+	ASSERT_TRUE(self->page != NULL);
+	ASSERT_EQ(0, munmap(self->page + psz, psz));
+}
+
+FIXTURE_TEARDOWN(open)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	single_exit(&self->s);
+	if (self->page)
+		munmap(self->page, psz);
+}
+
+/*
+ * An fd that process_vm_open(2) gave for access @flags to the region of
+ * @s, exported with @grant: close-on-exec, of the access asked for (EBADF the other way), on the
+ * owner's bytes, which it writes.
+ */
+static void check_opened(struct __test_metadata *_metadata, int fd,
+			 struct single *s, unsigned int grant,
+			 unsigned int flags)
+{
+	char want[32];
+	struct rinfo ri;
+	struct stat st;
+	int fl;
+
+	fl = fcntl(fd, F_GETFD);
+	ASSERT_LE(0, fl);
+	EXPECT_TRUE(fl & FD_CLOEXEC);
+	fl = fcntl(fd, F_GETFL);
+	ASSERT_LE(0, fl);
+	EXPECT_EQ(region_accmode(flags), fl & O_ACCMODE);
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ((long)s->len, (long)st.st_size);
+	ASSERT_EQ(0, region_fdinfo(fd, &ri));
+	EXPECT_STREQ(num(want, getpid()), ri.owner);
+	EXPECT_STREQ(num(want, s->len), ri.size);
+	EXPECT_STREQ(num(want, grant & R_PIN ?
+			 pin_bytes(&(struct iovec){ s->buf + REG_OFF, s->len },
+				   1) : 0), ri.pinned);
+	EXPECT_STREQ("live", ri.state);
+
+	pvm_fill(s->buf, REG_OFF + s->len + 1, SEED_NEW);
+	EXPECT_EQ(flags & R_READ ? (long)s->len : -EBADF,
+		  cmd_read_check(NULL, fd, s->len, SEED_NEW));
+	EXPECT_EQ(flags & R_WRITE ? (long)s->len : -EBADF,
+		  cmd_write_fill(NULL, fd, s->len, SEED_SRC));
+	EXPECT_EQ(-1, pvm_check_at(s->buf + REG_OFF, s->len,
+				   flags & R_WRITE ? SEED_SRC : SEED_NEW,
+				   REG_OFF));
+	EXPECT_EQ(-1, pvm_check_at(s->buf + REG_OFF + s->len, 1, SEED_NEW,
+				   REG_OFF + s->len));
+}
+
+TEST_F(open, open)
+{
+	size_t size = variant->size ? variant->size : sizeof(self->h);
+	struct process_vm_handle h = self->h;
+	void *arg = self->page;
+
+	if (variant->kind == H_SIZE_0)
+		size = 0;
+
+	switch (variant->kind) {
+	case H_NULL:
+		arg = NULL;
+		break;
+	case H_HOLE:
+		arg = self->page + psz;
+		break;
+	case H_CROSS:
+		arg = self->page + psz - offsetof(struct process_vm_handle,
+						  secret) - 8;
+		break;
+	case H_ID_NEXT:
+		h.id++;
+		break;
+	case H_ID_0:
+		h.id = 0;
+		break;
+	case H_ID_HIGH:
+		h.id += 1ULL << 32;
+		break;
+	case H_ID_TOP:
+		h.id |= 1ULL << 63;
+		break;
+	case H_SECRET_0:
+		memset(h.secret, 0, sizeof(h.secret));
+		break;
+	case H_REVOKED:
+		ASSERT_EQ(0, ioctl(self->s.fd, PROCESS_VM_REGION_REVOKE));
+		break;
+	case H_CLOSED:
+		close(self->s.fd);
+		self->s.fd = -1;
+		break;
+	default:
+		break;
+	}
+	/* The handle at the start of the page, then zeros, or at its end */
+	if (arg == self->page) {
+		memset(self->page, 0, psz);
+		memcpy(self->page, &h, sizeof(h));
+		if (variant->kind == H_TAIL)
+			self->page[size - 1] = 1;
+	} else if (variant->kind == H_CROSS) {
+		memcpy(arg, &h, psz - ((uint8_t *)arg - self->page));
+	}
+
+	self->fd = region_open(arg, size, variant->flags);
+	if (variant->err) {
+		EXPECT_EQ(-variant->err, pvm_res(self->fd));
+		return;
+	}
+	ASSERT_LE(0, self->fd) {
+		TH_LOG("process_vm_open: %s", strerror(errno));
+	}
+	check_opened(_metadata, self->fd, &self->s, variant->grant,
+		     variant->flags);
+}
+
+FIXTURE(handle)
+{
+	struct single s;
+	struct process_vm_handle h;
+	int fd;
+};
+
+FIXTURE_SETUP(handle)
+{
+	self->s.fd = -1;
+	self->fd = -1;
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	if (no_open())
+		SKIP(return, NO_OPEN);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock));
+	ASSERT_EQ(0, single_init(&self->s, 2 * psz, R_RW));
+	ASSERT_EQ(0, get_handle(self->s.fd, &self->h));
+}
+
+FIXTURE_TEARDOWN(handle)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	single_exit(&self->s);
+}
+
+/*
+ * The handle is the region's: the same each time, the same through every
+ * fd of the owner's, another for another region; the owner's only.
+ */
+TEST_F(handle, get)
+{
+	struct process_vm_handle h2;
+	struct pvm_target t;
+	struct single s2;
+	long cfd;
+
+	EXPECT_NE(0, self->h.id);
+	ASSERT_EQ(0, get_handle(self->s.fd, &h2));
+	EXPECT_EQ(0, memcmp(&h2, &self->h, sizeof(h2)));
+	EXPECT_EQ(-EFAULT, pvm_res(ioctl(self->s.fd,
+					 PROCESS_VM_REGION_GET_HANDLE, NULL)));
+
+	self->fd = region_open(&self->h, sizeof(self->h), R_READ);
+	ASSERT_LE(0, self->fd);
+	memset(&h2, 0, sizeof(h2));
+	ASSERT_EQ(0, get_handle(self->fd, &h2));
+	EXPECT_EQ(0, memcmp(&h2, &self->h, sizeof(h2)));
+
+	ASSERT_EQ(0, single_init(&s2, psz, R_READ));
+	ASSERT_EQ(0, get_handle(s2.fd, &h2));
+	EXPECT_NE(self->h.id, h2.id);
+	EXPECT_NE(0, memcmp(h2.secret, self->h.secret, sizeof(h2.secret)));
+	single_exit(&s2);
+
+	/* Not for a holder by fork, nor by SCM_RIGHTS */
+	ASSERT_EQ(0, pvm_target_start(&t, NULL, 0, 0, 0));
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_get_handle, self->s.fd, 0,
+					  0));
+	ASSERT_EQ(0, pvm_send_fd(sock[0], self->s.fd));
+	cfd = pvm_target_call(&t, cmd_recv_fd, 1, 0, 0);
+	ASSERT_LE(0, cfd);
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_get_handle, cfd, 0, 0));
+	pvm_target_stop(&t);
+
+	/* Nor once revoked */
+	ASSERT_EQ(0, ioctl(self->s.fd, PROCESS_VM_REGION_REVOKE));
+	EXPECT_EQ(-ENXIO, get_handle(self->s.fd, &h2));
+	EXPECT_EQ(-ENXIO, get_handle(self->fd, &h2));
+}
+
+/* Every bit of the secret counts: each byte with its low or high bit off */
+TEST_F(handle, forged_secret)
+{
+	struct process_vm_handle h;
+	int i, bit, fd;
+
+	for (i = 0; i < (int)sizeof(h.secret); i++) {
+		for (bit = 0; bit < 8; bit += 7) {
+			h = self->h;
+			h.secret[i] ^= 1 << bit;
+			fd = region_open(&h, sizeof(h), R_READ);
+			EXPECT_EQ(-ENOENT, pvm_res(fd)) {
+				TH_LOG("secret byte %d, bit %d flipped", i,
+				       bit);
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	/* The true handle still opens */
+	self->fd = region_open(&self->h, sizeof(self->h), R_READ);
+	EXPECT_LE(0, self->fd);
+}
+
+/*
+ * An opened fd is a file of the same region: the owner's revoke through
+ * the export's fd ends it, and the owner may revoke through it as well.
+ */
+TEST_F(handle, revoke)
+{
+	struct rinfo ri;
+	int fd2;
+
+	self->fd = region_open(&self->h, sizeof(self->h), R_RW);
+	ASSERT_LE(0, self->fd);
+	fd2 = region_open(&self->h, sizeof(self->h), R_READ);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, ioctl(self->s.fd, PROCESS_VM_REGION_REVOKE));
+	check_revoked(_metadata, self->fd, R_RW, self->s.buf + REG_OFF,
+		      self->s.len);
+	EXPECT_EQ(-ENXIO, pvm_res(region_open(&self->h, sizeof(self->h),
+					      R_READ)));
+	close(fd2);
+
+	/* A second region, revoked by the owner through an opened fd */
+	single_exit(&self->s);
+	close(self->fd);
+	ASSERT_EQ(0, single_init(&self->s, psz, R_RW | R_PIN));
+	ASSERT_EQ(0, get_handle(self->s.fd, &self->h));
+	self->fd = region_open(&self->h, sizeof(self->h), R_READ);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(0, pvm_res(ioctl(self->fd, PROCESS_VM_REGION_REVOKE)));
+	check_revoked(_metadata, self->s.fd, R_RW, self->s.buf + REG_OFF,
+		      self->s.len);
+	ASSERT_EQ(0, region_fdinfo(self->fd, &ri));
+	EXPECT_STREQ("revoked", ri.state);
+	EXPECT_STREQ("0", ri.pinned);
+
+	/* Gone with the last fd: no region of that id any more */
+	close(self->fd);
+	self->fd = -1;
+	close(self->s.fd);
+	self->s.fd = -1;
+	EXPECT_EQ(-ENOENT, pvm_res(region_open(&self->h, sizeof(self->h),
+					       R_READ)));
+}
+
+/*
+ * The handle through a pipe to a process that holds no fd of the region
+ * (started before the export): it opens the region, reads and writes it,
+ * and cannot revoke it or get the handle.
+ */
+TEST_F(handle, other_process)
+{
+	struct pvm_target t;
+	int p[2];
+	long cfd;
+
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	close(self->s.fd);
+	self->s.fd = -1;
+	ASSERT_EQ(0, pvm_target_start(&t, NULL, 0, 0, 0));
+	self->s.fd = export1(self->s.buf + REG_OFF, self->s.len, R_RW);
+	ASSERT_LE(0, self->s.fd);
+	ASSERT_EQ(0, cmd_send_handle(NULL, self->s.fd, p[1], 0));
+	cfd = pvm_target_call(&t, cmd_open_from, p[0], R_RW, 0);
+	ASSERT_LE(0, cfd);
+
+	pvm_fill(self->s.buf, REG_OFF + self->s.len + 1, SEED_NEW);
+	EXPECT_EQ((long)self->s.len, pvm_target_call(&t, cmd_read_check, cfd,
+						     self->s.len, SEED_NEW));
+	EXPECT_EQ((long)self->s.len, pvm_target_call(&t, cmd_write_fill, cfd,
+						     self->s.len, SEED_SRC));
+	EXPECT_EQ(-1, pvm_check_at(self->s.buf + REG_OFF, self->s.len,
+				   SEED_SRC, REG_OFF));
+	EXPECT_EQ(getpid(), pvm_target_call(&t, cmd_fdinfo_owner, cfd, 0, 0));
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_revoke, cfd, 0, 0));
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_get_handle, cfd, 0, 0));
+
+	ASSERT_EQ(0, ioctl(self->s.fd, PROCESS_VM_REGION_REVOKE));
+	EXPECT_EQ(-ENXIO, pvm_target_call(&t, cmd_read_check, cfd,
+					  self->s.len, SEED_SRC));
+	pvm_target_stop(&t);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * The opener in another uid (a child that setuid()s to 65534, no
+ * capabilities): EACCES, unless the owner exported with ANY_USER, which
+ * still grants no more than the region's access.
+ */
+TEST_F(handle, other_uid)
+{
+	struct pvm_target t;
+	struct single s2;
+	int p[2];
+	long cfd;
+
+	if (geteuid())
+		SKIP(return, "setuid() to another uid needs root");
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	ASSERT_EQ(0, single_init(&s2, psz, R_READ | R_ANY));
+	ASSERT_EQ(0, pvm_target_start(&t, setup_nobody, 0, 0, 0));
+
+	ASSERT_EQ(0, cmd_send_handle(NULL, self->s.fd, p[1], 0));
+	EXPECT_EQ(-EACCES, pvm_target_call(&t, cmd_open_from, p[0], R_READ,
+					   0));
+	ASSERT_EQ(0, cmd_send_handle(NULL, s2.fd, p[1], 0));
+	EXPECT_EQ(-EACCES, pvm_target_call(&t, cmd_open_from, p[0], R_RW, 0));
+	ASSERT_EQ(0, cmd_send_handle(NULL, s2.fd, p[1], 0));
+	cfd = pvm_target_call(&t, cmd_open_from, p[0], R_READ, 0);
+	ASSERT_LE(0, cfd);
+	EXPECT_EQ((long)s2.len, pvm_target_call(&t, cmd_read_check, cfd,
+						s2.len, SEED_OWNER));
+	EXPECT_EQ(-EBADF, pvm_target_call(&t, cmd_write_fill, cfd, s2.len,
+					  SEED_SRC));
+	EXPECT_EQ(-EPERM, pvm_target_call(&t, cmd_revoke, cfd, 0, 0));
+	pvm_target_stop(&t);
+	single_exit(&s2);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * The owner exits: its region is revoked (ENXIO) while a holder keeps it,
+ * and gone (ENOENT) once the last fd is closed.
+ */
+TEST_F(handle, owner_exit)
+{
+	struct process_vm_handle h;
+	struct pvm_target t;
+	struct single s;
+	struct rinfo ri;
+	char want[32];
+	int p[2], fd;
+	long ofd;
+
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	fd = owner_start(&t, NULL, NULL, &s, R_READ | R_PIN, &ofd);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pvm_target_call(&t, cmd_send_handle, ofd, p[1], 0));
+	ASSERT_EQ(0, pvm_read_full(p[0], &h, sizeof(h)));
+	self->fd = region_open(&h, sizeof(h), R_READ);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ((long)s.len, cmd_read_check(NULL, self->fd, s.len,
+					      SEED_OWNER));
+	close(self->fd);
+	self->fd = -1;
+
+	pvm_target_send(&t, pvm_cmd_exit, 0, 0, 0);
+	ASSERT_EQ(0, pvm_wait_zombie(t.pid));
+	EXPECT_EQ(-ENXIO, pvm_res(region_open(&h, sizeof(h), R_READ)));
+	/* The pages stay pinned while a holder keeps the region */
+	ASSERT_EQ(0, region_fdinfo(fd, &ri));
+	EXPECT_STREQ("revoked", ri.state);
+	EXPECT_STREQ(num(want, 2 * psz), ri.pinned);
+	pvm_target_stop(&t);
+	EXPECT_EQ(-ENXIO, pvm_res(region_open(&h, sizeof(h), R_READ)));
+	close(fd);
+	EXPECT_EQ(-ENOENT, pvm_res(region_open(&h, sizeof(h), R_READ)));
+	single_exit(&s);
+	close(p[0]);
+	close(p[1]);
 }
 
 /* ---- io_uring --------------------------------------------------------- */
