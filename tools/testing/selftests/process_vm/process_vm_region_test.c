@@ -23,6 +23,7 @@
  *   - revocation by the owner, EPERM for everyone else, exit and exec;
  *   - holders that process_vm_readv(2) refuses: another uid, Yama
  *     ptrace_scope 2, a seccomp filter;
+ *   - PIN's charge to RLIMIT_MEMLOCK, and its return;
  *   - handles: PROCESS_VM_REGION_GET_HANDLE for the owner only, and
  *     process_vm_open(2)'s arguments, forged handles, the access and uid
  *     checks, the opened fd (its mode, the region's bytes, revocation),
@@ -39,6 +40,7 @@
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <linux/filter.h>
@@ -2002,6 +2004,115 @@ TEST(noptrace_seccomp)
 	EXPECT_EQ(-1, pvm_check_at(s.buf + REG_OFF, s.len, SEED_SRC, REG_OFF));
 	pvm_target_stop(&t);
 	single_exit(&s);
+}
+
+/* ---- PIN: RLIMIT_MEMLOCK ---------------------------------------------- */
+
+#define MEMLOCK_PAGES	8
+
+/* RLIMIT_MEMLOCK of @pages pages, then uid 65534 if @nobody */
+static long setup_memlock(struct pvm_target *t, unsigned long pages,
+			  unsigned long nobody, unsigned long c)
+{
+	struct rlimit rl = { .rlim_cur = pages * psz, .rlim_max = pages * psz };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		return -errno;
+	return nobody ? setup_nobody(t, 0, 0, 0) : 0;
+}
+
+/* In a target: export [@addr, + @len) with @flags, the fd or -errno */
+static long cmd_export(struct pvm_target *t, unsigned long addr,
+		       unsigned long len, unsigned long flags)
+{
+	int fd = export1((void *)addr, len, flags);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static long cmd_close(struct pvm_target *t, unsigned long fd,
+		      unsigned long b, unsigned long c)
+{
+	return close(fd) ? -errno : 0;
+}
+
+#define PIN_EXPORT(t, addr, len)					\
+	pvm_target_call(t, cmd_export, (unsigned long)(addr), len,	\
+			R_READ | R_PIN)
+
+/*
+ * The pinned pages are charged to the exporting user (uid 65534, no
+ * CAP_IPC_LOCK) up to RLIMIT_MEMLOCK, each page a segment spans, and the
+ * charge comes back on the last close, on revoke and when the export
+ * fails.
+ */
+TEST(pin_memlock)
+{
+	struct pvm_target t;
+	long fd1, fd2;
+	uint8_t *buf;
+	size_t lim;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	if (geteuid())
+		SKIP(return, "setuid() to another uid needs root");
+	lim = MEMLOCK_PAGES * psz;
+	/* Two limits' worth and a page, the last page unmapped */
+	buf = pvm_map_anon(2 * lim + psz);
+	ASSERT_TRUE(buf != NULL);
+	pvm_fill(buf, 2 * lim, SEED_OWNER);
+	ASSERT_EQ(0, munmap(buf + 2 * lim, psz));
+	ASSERT_EQ(0, pvm_target_start(&t, setup_memlock, MEMLOCK_PAGES, 1,
+				      0));
+
+	EXPECT_EQ(-ENOMEM, PIN_EXPORT(&t, buf, lim + psz));
+	EXPECT_EQ(-ENOMEM, PIN_EXPORT(&t, buf + psz - 1, lim - psz + 2));
+	fd1 = PIN_EXPORT(&t, buf, lim);
+	ASSERT_LE(0, fd1);
+	EXPECT_EQ(-ENOMEM, PIN_EXPORT(&t, buf + lim, lim));
+	EXPECT_EQ(-ENOMEM, PIN_EXPORT(&t, buf + lim, 1));
+	/* Not pinned, not charged */
+	fd2 = pvm_target_call(&t, cmd_export, (unsigned long)buf + lim, lim,
+			      R_READ);
+	EXPECT_LE(0, fd2);
+	EXPECT_EQ(0, pvm_target_call(&t, cmd_close, fd2, 0, 0));
+
+	/* Closed: the charge is back */
+	EXPECT_EQ(0, pvm_target_call(&t, cmd_close, fd1, 0, 0));
+	fd1 = PIN_EXPORT(&t, buf + lim, lim);
+	ASSERT_LE(0, fd1);
+	EXPECT_EQ(-ENOMEM, PIN_EXPORT(&t, buf, 1));
+
+	/* Revoked, the fd still open: back as well */
+	EXPECT_EQ(0, pvm_target_call(&t, cmd_revoke, fd1, 0, 0));
+	fd2 = PIN_EXPORT(&t, buf, lim);
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(-ENOMEM, PIN_EXPORT(&t, buf + lim, 1));
+	EXPECT_EQ(0, pvm_target_call(&t, cmd_close, fd2, 0, 0));
+	EXPECT_EQ(0, pvm_target_call(&t, cmd_close, fd1, 0, 0));
+
+	/* Two bytes across a page boundary are two pages */
+	fd1 = PIN_EXPORT(&t, buf, lim - psz);
+	ASSERT_LE(0, fd1);
+	EXPECT_EQ(-ENOMEM, PIN_EXPORT(&t, buf + lim - 1, 2));
+	fd2 = PIN_EXPORT(&t, buf + lim - 1, 1);
+	EXPECT_LE(0, fd2);
+	EXPECT_EQ(0, pvm_target_call(&t, cmd_close, fd2, 0, 0));
+	EXPECT_EQ(0, pvm_target_call(&t, cmd_close, fd1, 0, 0));
+
+	/* A failed pin returns its charge: the last page is not there */
+	EXPECT_EQ(-EFAULT, PIN_EXPORT(&t, buf + lim + psz, lim));
+	fd1 = PIN_EXPORT(&t, buf, lim);
+	EXPECT_LE(0, fd1);
+	pvm_target_stop(&t);
+
+	/* CAP_IPC_LOCK: no limit, even of 0 */
+	ASSERT_EQ(0, pvm_target_start(&t, setup_memlock, 0, 0, 0));
+	fd1 = PIN_EXPORT(&t, buf, 2 * lim);
+	EXPECT_LE(0, fd1);
+	pvm_target_stop(&t);
+	munmap(buf, 2 * lim);
 }
 
 /* ---- handles and process_vm_open(2) ----------------------------------- */
