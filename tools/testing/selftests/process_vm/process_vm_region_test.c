@@ -24,6 +24,8 @@
  *   - holders that process_vm_readv(2) refuses: another uid, Yama
  *     ptrace_scope 2, a seccomp filter;
  *   - PIN's charge to RLIMIT_MEMLOCK, and its return;
+ *   - revoke while a holder waits for its own userfaultfd page, in a
+ *     pread() or an io_uring READ in io-wq: revoke does not wait for it;
  *   - handles: PROCESS_VM_REGION_GET_HANDLE for the owner only, and
  *     process_vm_open(2)'s arguments, forged handles, the access and uid
  *     checks, the opened fd (its mode, the region's bytes, revocation),
@@ -2113,6 +2115,251 @@ TEST(pin_memlock)
 	EXPECT_LE(0, fd1);
 	pvm_target_stop(&t);
 	munmap(buf, 2 * lim);
+}
+
+/* ---- revoke while a holder waits for a fault of its own --------------- */
+
+/*
+ * A holder (a thread of the owner's, or an io_uring READ in io-wq) reads
+ * the region's two pages into a buffer whose first or second page is
+ * userfaultfd-registered and missing, and nobody resolves it for now: the
+ * holder waits in that fault.  The owner's revoke must not wait for it.
+ */
+FIXTURE(stuck)
+{
+	struct single s;
+	uint8_t *hb;		/* the holder's buffer, 2 pages */
+	uint8_t *missing;	/* its missing page */
+	uint8_t *zero;		/* a page of zeros to resolve it with */
+	struct pvm_ring ring;
+	int uffd;
+};
+
+FIXTURE_VARIANT(stuck)
+{
+	unsigned int pin;	/* 0 or R_PIN */
+	bool first_resident;	/* the first page there, the second missing */
+	bool uring;		/* an IORING_OP_READ, ended by ASYNC_CANCEL */
+};
+
+FIXTURE_VARIANT_ADD(stuck, pread_first_missing)
+{
+	.pin = 0,
+};
+
+FIXTURE_VARIANT_ADD(stuck, pread_first_missing_pin)
+{
+	.pin = R_PIN,
+};
+
+FIXTURE_VARIANT_ADD(stuck, pread_second_missing)
+{
+	.first_resident = true,
+};
+
+FIXTURE_VARIANT_ADD(stuck, pread_second_missing_pin)
+{
+	.pin = R_PIN, .first_resident = true,
+};
+
+FIXTURE_VARIANT_ADD(stuck, uring_read)
+{
+	.uring = true,
+};
+
+FIXTURE_VARIANT_ADD(stuck, uring_read_pin)
+{
+	.pin = R_PIN, .uring = true,
+};
+
+FIXTURE_SETUP(stuck)
+{
+	int ret;
+
+	self->s.fd = -1;
+	self->uffd = -1;
+	self->ring.fd = -1;
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	ASSERT_EQ(0, single_init(&self->s, 2 * psz, R_READ | variant->pin));
+	self->hb = pvm_map_anon(2 * psz);
+	self->zero = calloc(1, psz);
+	ASSERT_TRUE(self->hb != NULL);
+	ASSERT_TRUE(self->zero != NULL);
+	if (variant->first_resident)
+		memset(self->hb, 0, psz);
+	self->missing = self->hb + (variant->first_resident ? psz : 0);
+	self->uffd = pvm_uffd_register(self->missing, psz, 0,
+				       O_CLOEXEC | O_NONBLOCK);
+	if (self->uffd < 0)
+		SKIP(return, "userfaultfd: %s", strerror(-self->uffd));
+	if (variant->uring) {
+		ret = pvm_ring_init(&self->ring);
+		if (ret)
+			SKIP(return, "io_uring_setup: %s", strerror(-ret));
+	}
+}
+
+FIXTURE_TEARDOWN(stuck)
+{
+	if (self->uffd >= 0)
+		close(self->uffd);
+	pvm_ring_exit(&self->ring);
+	single_exit(&self->s);
+	if (self->hb)
+		munmap(self->hb, 2 * psz);
+	free(self->zero);
+}
+
+struct holder_read {
+	int fd;
+	void *buf;
+	size_t len;
+	long ret;
+};
+
+static void *holder_pread(void *arg)
+{
+	struct holder_read *h = arg;
+
+	h->ret = pvm_res(pread(h->fd, h->buf, h->len, 0));
+	return NULL;
+}
+
+/* Join @th within @ms milliseconds: 0, or ETIMEDOUT */
+static int join_within(pthread_t th, int ms, void **ret)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return pthread_timedjoin_np(th, ret, &ts);
+}
+
+/* The next page fault on @uffd within @ms: 0, or -errno (-ETIMEDOUT) */
+static int wait_fault(int uffd, int ms, struct uffd_msg *msg)
+{
+	long long end = pvm_now_ms() + ms;
+	int ret;
+
+	do {
+		ret = pvm_uffd_next_fault(uffd, ms, msg);
+	} while (ret == -EAGAIN && pvm_now_ms() < end);
+	return ret;
+}
+
+/* An IORING_OP_READ of @len bytes at 0 from @fd into @buf */
+static void sqe_read(struct io_uring_sqe *sqe, int fd, void *buf, size_t len,
+		     uint64_t user_data)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_READ;
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = len;
+	sqe->user_data = user_data;
+}
+
+TEST_F(stuck, revoke)
+{
+	struct holder_read h = {
+		.fd = self->s.fd, .buf = self->hb, .len = 2 * psz,
+	};
+	long res[3] = { PVM_RING_NO_CQE, PVM_RING_NO_CQE, PVM_RING_NO_CQE };
+	struct io_uring_sqe sqe;
+	struct uffd_msg msg;
+	pthread_t holder, rev;
+	uint64_t ud;
+	void *rret;
+	long long t0, ms;
+	int i, joined;
+
+	if (variant->uring) {
+		sqe_read(&sqe, h.fd, h.buf, h.len, 1);
+		ASSERT_EQ(0, pvm_ring_submit(&self->ring, &sqe));
+	} else {
+		ASSERT_EQ(0, pthread_create(&holder, NULL, holder_pread, &h));
+	}
+	/* The holder waits in its fault now */
+	ASSERT_EQ(0, wait_fault(self->uffd, 5000, &msg));
+	EXPECT_EQ((unsigned long)self->missing,
+		  (unsigned long)msg.arg.pagefault.address & ~(psz - 1));
+
+	t0 = pvm_now_ms();
+	ASSERT_EQ(0, pthread_create(&rev, NULL, revoke_thread, &self->s.fd));
+	joined = join_within(rev, 1000, &rret);
+	ms = pvm_now_ms() - t0;
+	if (joined) {
+		/* Let it go, to report rather than hang */
+		pvm_uffd_copy(self->uffd, (unsigned long)self->missing,
+			      self->zero, psz);
+		pthread_join(rev, &rret);
+	}
+	ASSERT_EQ(0, joined) {
+		TH_LOG("revoke waited for the holder's fault");
+	}
+	EXPECT_EQ(0, (long)rret);
+	EXPECT_GT(1000, ms);
+
+	if (variant->uring) {
+		/* Cancelled in io-wq: that ends the wait, with no byte read */
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.opcode = IORING_OP_ASYNC_CANCEL;
+		sqe.addr = 1;
+		sqe.user_data = 2;
+		ASSERT_EQ(0, pvm_ring_submit(&self->ring, &sqe));
+		for (i = 0; i < 2; i++) {
+			long r = pvm_ring_reap(&self->ring, 2000, &ud);
+
+			if (r == PVM_RING_NO_CQE)
+				break;
+			if (ud == 1 || ud == 2)
+				res[ud] = r;
+		}
+		EXPECT_TRUE(res[2] == 0 || res[2] == -EALREADY) {
+			TH_LOG("ASYNC_CANCEL: %ld", res[2]);
+		}
+		EXPECT_NE(PVM_RING_NO_CQE, res[1]) {
+			TH_LOG("the READ still waits for its page, 2 s after ASYNC_CANCEL");
+		}
+		EXPECT_TRUE(res[1] == PVM_RING_NO_CQE || res[1] == -ENXIO ||
+			    res[1] == -EINTR || res[1] == -ECANCELED ||
+			    res[1] == -EFAULT) {
+			TH_LOG("READ: %ld", res[1]);
+		}
+		/* Resolved: a READ still waiting goes on into the revocation */
+		EXPECT_EQ(0, pvm_uffd_copy(self->uffd,
+					   (unsigned long)self->missing,
+					   self->zero, psz));
+		if (res[1] == PVM_RING_NO_CQE) {
+			EXPECT_EQ(-ENXIO, pvm_ring_reap(&self->ring, 2000,
+							NULL));
+		}
+		sqe_read(&sqe, h.fd, h.buf, h.len, 3);
+		EXPECT_EQ(-ENXIO, pvm_ring_run(&self->ring, &sqe));
+		return;
+	}
+
+	/* Resolved: the holder goes on and finds the region revoked */
+	EXPECT_EQ(0, pvm_uffd_copy(self->uffd, (unsigned long)self->missing,
+				   self->zero, psz));
+	ASSERT_EQ(0, join_within(holder, 2000, NULL)) {
+		TH_LOG("the holder is still waiting");
+	}
+	if (variant->first_resident) {
+		/* What it had read before the fault: the short count */
+		EXPECT_EQ((long)psz, h.ret);
+		EXPECT_EQ(-1, pvm_check_at(self->hb, psz, SEED_OWNER,
+					   REG_OFF));
+	} else {
+		EXPECT_EQ(-ENXIO, h.ret);
+	}
+	EXPECT_EQ(-1, pvm_check_byte(self->missing, psz, 0));
 }
 
 /* ---- handles and process_vm_open(2) ----------------------------------- */
