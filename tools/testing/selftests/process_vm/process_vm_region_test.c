@@ -30,7 +30,8 @@
  *     process_vm_open(2)'s arguments, forged handles, the access and uid
  *     checks, the opened fd (its mode, the region's bytes, revocation),
  *     another process and another uid, the owner's exit;
- *   - IORING_OP_READ and IORING_OP_READV.
+ *   - IORING_OP_READ, READV and READ_FIXED (into a registered buffer),
+ *     also with IOSQE_ASYNC, with and without PIN.
  *
  * Kernels without the system call skip every case.
  */
@@ -3041,12 +3042,15 @@ FIXTURE(uring)
 {
 	struct pvm_ring ring;
 	struct single s;
-	uint8_t *out;
+	uint8_t *out;		/* 3 pages, for READ_FIXED registered */
+	unsigned int sqe_flags;
 };
 
 FIXTURE_VARIANT(uring)
 {
 	int opcode;
+	unsigned int sqe_flags;	/* IOSQE_ASYNC: straight to io-wq */
+	unsigned int pin;	/* 0 or R_PIN */
 };
 
 FIXTURE_VARIANT_ADD(uring, read)
@@ -3059,8 +3063,44 @@ FIXTURE_VARIANT_ADD(uring, readv)
 	.opcode = IORING_OP_READV,
 };
 
+FIXTURE_VARIANT_ADD(uring, read_fixed)
+{
+	.opcode = IORING_OP_READ_FIXED,
+};
+
+FIXTURE_VARIANT_ADD(uring, read_async)
+{
+	.opcode = IORING_OP_READ, .sqe_flags = IOSQE_ASYNC,
+};
+
+FIXTURE_VARIANT_ADD(uring, read_pin)
+{
+	.opcode = IORING_OP_READ, .pin = R_PIN,
+};
+
+FIXTURE_VARIANT_ADD(uring, readv_pin)
+{
+	.opcode = IORING_OP_READV, .pin = R_PIN,
+};
+
+FIXTURE_VARIANT_ADD(uring, read_fixed_pin)
+{
+	.opcode = IORING_OP_READ_FIXED, .pin = R_PIN,
+};
+
+FIXTURE_VARIANT_ADD(uring, read_async_pin)
+{
+	.opcode = IORING_OP_READ, .sqe_flags = IOSQE_ASYNC, .pin = R_PIN,
+};
+
+FIXTURE_VARIANT_ADD(uring, readv_async_pin)
+{
+	.opcode = IORING_OP_READV, .sqe_flags = IOSQE_ASYNC, .pin = R_PIN,
+};
+
 FIXTURE_SETUP(uring)
 {
+	struct iovec reg;
 	int ret;
 
 	self->ring.fd = -1;
@@ -3070,9 +3110,14 @@ FIXTURE_SETUP(uring)
 	ret = pvm_ring_init(&self->ring);
 	if (ret)
 		SKIP(return, "io_uring_setup: %s", strerror(-ret));
-	ASSERT_EQ(0, single_init(&self->s, 2 * psz, R_READ));
+	ASSERT_EQ(0, single_init(&self->s, 2 * psz, R_READ | variant->pin));
 	self->out = calloc(1, 3 * psz);
 	ASSERT_TRUE(self->out != NULL);
+	self->sqe_flags = variant->sqe_flags;
+	if (variant->opcode == IORING_OP_READ_FIXED) {
+		reg = (struct iovec){ self->out, 3 * psz };
+		ASSERT_EQ(0, pvm_ring_register_buffers(&self->ring, &reg, 1));
+	}
 }
 
 FIXTURE_TEARDOWN(uring)
@@ -3092,14 +3137,17 @@ static long ring_read(FIXTURE_DATA(uring) *self, int opcode, size_t len,
 
 	memset(&sqe, 0, sizeof(sqe));
 	sqe.opcode = opcode;
+	sqe.flags = self->sqe_flags;
 	sqe.fd = self->s.fd;
 	sqe.off = off;
 	if (opcode == IORING_OP_READV) {
 		sqe.addr = (uintptr_t)iov;
 		sqe.len = 2;
 	} else {
+		/* READ_FIXED: within registered buffer 0 */
 		sqe.addr = (uintptr_t)self->out;
 		sqe.len = len;
+		sqe.buf_index = 0;
 	}
 	return pvm_ring_run(&self->ring, &sqe);
 }

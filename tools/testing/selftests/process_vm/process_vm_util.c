@@ -594,6 +594,14 @@ long pvm_ring_reap(struct pvm_ring *r, int timeout_ms, uint64_t *user_data)
 	return ring_pop(r, user_data);
 }
 
+/* IORING_REGISTER_BUFFERS of @n buffers: 0 or -errno */
+int pvm_ring_register_buffers(struct pvm_ring *r, const struct iovec *iov,
+			      unsigned int n)
+{
+	return syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_BUFFERS,
+		       iov, n) ? -errno : 0;
+}
+
 /* ---- file descriptors over a socket ----------------------------------- */
 
 int pvm_send_fd(int sock, int fd)

@@ -223,6 +223,9 @@ long pvm_ring_run(struct pvm_ring *r, const struct io_uring_sqe *sqe);
  */
 long pvm_ring_submit(struct pvm_ring *r, const struct io_uring_sqe *sqe);
 long pvm_ring_reap(struct pvm_ring *r, int timeout_ms, uint64_t *user_data);
+/* IORING_REGISTER_BUFFERS: 0 or -errno */
+int pvm_ring_register_buffers(struct pvm_ring *r, const struct iovec *iov,
+			      unsigned int n);
 
 /*
  * File descriptors over an AF_UNIX socket (SCM_RIGHTS), one per message:
