@@ -39,6 +39,7 @@
 #include "process_vm_util.h"
 
 #include <grp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
@@ -2121,10 +2122,11 @@ TEST(pin_memlock)
 /* ---- revoke while a holder waits for a fault of its own --------------- */
 
 /*
- * A holder (a thread of the owner's, or an io_uring READ in io-wq) reads
- * the region's two pages into a buffer whose first or second page is
- * userfaultfd-registered and missing, and nobody resolves it for now: the
- * holder waits in that fault.  The owner's revoke must not wait for it.
+ * A holder (a thread of the owner's, a forked child, or an io_uring READ
+ * in io-wq) reads the region's two pages into a buffer whose first or
+ * second page is userfaultfd-registered and missing, and nobody resolves
+ * it for now: the holder waits in that fault.  The owner's revoke must not
+ * wait for it.
  */
 FIXTURE(stuck)
 {
@@ -2133,6 +2135,7 @@ FIXTURE(stuck)
 	uint8_t *missing;	/* its missing page */
 	uint8_t *zero;		/* a page of zeros to resolve it with */
 	struct pvm_ring ring;
+	struct pvm_target t;	/* the child holder */
 	int uffd;
 };
 
@@ -2141,6 +2144,7 @@ FIXTURE_VARIANT(stuck)
 	unsigned int pin;	/* 0 or R_PIN */
 	bool first_resident;	/* the first page there, the second missing */
 	bool uring;		/* an IORING_OP_READ, ended by ASYNC_CANCEL */
+	bool child;		/* the holder a child, with its own uffd */
 };
 
 FIXTURE_VARIANT_ADD(stuck, pread_first_missing)
@@ -2163,6 +2167,16 @@ FIXTURE_VARIANT_ADD(stuck, pread_second_missing_pin)
 	.pin = R_PIN, .first_resident = true,
 };
 
+FIXTURE_VARIANT_ADD(stuck, child_first_missing)
+{
+	.child = true,
+};
+
+FIXTURE_VARIANT_ADD(stuck, child_second_missing_pin)
+{
+	.pin = R_PIN, .first_resident = true, .child = true,
+};
+
 FIXTURE_VARIANT_ADD(stuck, uring_read)
 {
 	.uring = true,
@@ -2173,13 +2187,32 @@ FIXTURE_VARIANT_ADD(stuck, uring_read_pin)
 	.pin = R_PIN, .uring = true,
 };
 
+/*
+ * In a child holder: register its own [@addr, + @len) with a new
+ * userfaultfd and send that to the parent on sock[1]: 0 or -errno.
+ */
+static long cmd_uffd_send(struct pvm_target *t, unsigned long addr,
+			  unsigned long len, unsigned long c)
+{
+	int uffd = pvm_uffd_register((void *)addr, len, 0,
+				     O_CLOEXEC | O_NONBLOCK);
+	int ret;
+
+	if (uffd < 0)
+		return uffd;
+	ret = pvm_send_fd(sock[1], uffd);
+	close(uffd);
+	return ret;
+}
+
 FIXTURE_SETUP(stuck)
 {
-	int ret;
+	long ret;
 
 	self->s.fd = -1;
 	self->uffd = -1;
 	self->ring.fd = -1;
+	self->t.pid = -1;
 	if (no_regions())
 		SKIP(return, NO_REGIONS);
 	ASSERT_EQ(0, single_init(&self->s, 2 * psz, R_READ | variant->pin));
@@ -2190,8 +2223,23 @@ FIXTURE_SETUP(stuck)
 	if (variant->first_resident)
 		memset(self->hb, 0, psz);
 	self->missing = self->hb + (variant->first_resident ? psz : 0);
-	self->uffd = pvm_uffd_register(self->missing, psz, 0,
-				       O_CLOEXEC | O_NONBLOCK);
+	if (variant->child) {
+		/* It inherits the region's fd */
+		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+					sock));
+		ASSERT_EQ(0, pvm_target_start(&self->t, NULL, 0, 0, 0));
+		/* Its own copy of the first page, not the parent's (COW) */
+		if (variant->first_resident)
+			ASSERT_EQ(0, pvm_target_call(&self->t, pvm_cmd_memset,
+						     (unsigned long)self->hb,
+						     psz, 0));
+		ret = pvm_target_call(&self->t, cmd_uffd_send,
+				      (unsigned long)self->missing, psz, 0);
+		self->uffd = ret ? ret : pvm_recv_fd(sock[0]);
+	} else {
+		self->uffd = pvm_uffd_register(self->missing, psz, 0,
+					       O_CLOEXEC | O_NONBLOCK);
+	}
 	if (self->uffd < 0)
 		SKIP(return, "userfaultfd: %s", strerror(-self->uffd));
 	if (variant->uring) {
@@ -2203,6 +2251,7 @@ FIXTURE_SETUP(stuck)
 
 FIXTURE_TEARDOWN(stuck)
 {
+	pvm_target_kill(&self->t);
 	if (self->uffd >= 0)
 		close(self->uffd);
 	pvm_ring_exit(&self->ring);
@@ -2225,6 +2274,47 @@ static void *holder_pread(void *arg)
 
 	h->ret = pvm_res(pread(h->fd, h->buf, h->len, 0));
 	return NULL;
+}
+
+static long cmd_pread(struct pvm_target *t, unsigned long fd,
+		      unsigned long buf, unsigned long len)
+{
+	return pvm_res(pread(fd, (void *)buf, len, 0));
+}
+
+/*
+ * The holder's two pages after the read: the region's first page (if it
+ * was resident, REG_OFF on of SEED_OWNER), then the page of zeros that
+ * resolved the fault.  -1, or the index of the first byte that differs.
+ */
+static long holder_buf_check(const uint8_t *hb, bool first_resident)
+{
+	long ret;
+
+	if (first_resident) {
+		ret = pvm_check_at(hb, psz, SEED_OWNER, REG_OFF);
+		if (ret >= 0)
+			return ret;
+		hb += psz;
+	}
+	ret = pvm_check_byte(hb, psz, 0);
+	return ret < 0 ? -1 : ret + (first_resident ? (long)psz : 0);
+}
+
+static long cmd_holder_buf_check(struct pvm_target *t, unsigned long hb,
+				 unsigned long first_resident, unsigned long c)
+{
+	return holder_buf_check((const uint8_t *)hb, first_resident);
+}
+
+/* The answer of @t within @ms milliseconds, or -ETIMEDOUT */
+static long target_recv_within(struct pvm_target *t, int ms)
+{
+	struct pollfd pfd = { .fd = t->resp, .events = POLLIN };
+
+	if (poll(&pfd, 1, ms) != 1)
+		return -ETIMEDOUT;
+	return pvm_target_recv(t);
 }
 
 /* Join @th within @ms milliseconds: 0, or ETIMEDOUT */
@@ -2283,6 +2373,9 @@ TEST_F(stuck, revoke)
 	if (variant->uring) {
 		sqe_read(&sqe, h.fd, h.buf, h.len, 1);
 		ASSERT_EQ(0, pvm_ring_submit(&self->ring, &sqe));
+	} else if (variant->child) {
+		ASSERT_EQ(0, pvm_target_send(&self->t, cmd_pread, h.fd,
+					     (unsigned long)h.buf, h.len));
 	} else {
 		ASSERT_EQ(0, pthread_create(&holder, NULL, holder_pread, &h));
 	}
@@ -2349,18 +2442,23 @@ TEST_F(stuck, revoke)
 	/* Resolved: the holder goes on and finds the region revoked */
 	EXPECT_EQ(0, pvm_uffd_copy(self->uffd, (unsigned long)self->missing,
 				   self->zero, psz));
-	ASSERT_EQ(0, join_within(holder, 2000, NULL)) {
-		TH_LOG("the holder is still waiting");
-	}
-	if (variant->first_resident) {
-		/* What it had read before the fault: the short count */
-		EXPECT_EQ((long)psz, h.ret);
-		EXPECT_EQ(-1, pvm_check_at(self->hb, psz, SEED_OWNER,
-					   REG_OFF));
+	if (variant->child) {
+		h.ret = target_recv_within(&self->t, 2000);
 	} else {
-		EXPECT_EQ(-ENXIO, h.ret);
+		ASSERT_EQ(0, join_within(holder, 2000, NULL)) {
+			TH_LOG("the holder is still waiting");
+		}
 	}
-	EXPECT_EQ(-1, pvm_check_byte(self->missing, psz, 0));
+	/* ENXIO, or what it had read before the fault: the short count */
+	EXPECT_EQ(variant->first_resident ? (long)psz : -ENXIO, h.ret);
+	if (variant->child) {
+		EXPECT_EQ(-1, pvm_target_call(&self->t, cmd_holder_buf_check,
+					      (unsigned long)self->hb,
+					      variant->first_resident, 0));
+	} else {
+		EXPECT_EQ(-1, holder_buf_check(self->hb,
+					       variant->first_resident));
+	}
 }
 
 /* ---- handles and process_vm_open(2) ----------------------------------- */
