@@ -520,27 +520,86 @@ int pvm_ring_init(struct pvm_ring *r)
 	return 0;
 }
 
-/* Submit @sqe, wait for its completion: cqe->res, or a pvm_ring_failure */
-long pvm_ring_run(struct pvm_ring *r, const struct io_uring_sqe *sqe)
+/* Put a copy of @sqe at the tail of the SQ ring */
+static void ring_push(struct pvm_ring *r, const struct io_uring_sqe *sqe)
 {
-	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask, head;
-	long res;
+	unsigned int tail = *r->sq_tail, idx = tail & *r->sq_mask;
 
 	r->sqes[idx] = *sqe;
 	r->sq_array[idx] = idx;
 	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
+}
+
+/* The CQE at the head of the CQ ring, consumed: its res and user_data */
+static long ring_pop(struct pvm_ring *r, uint64_t *user_data)
+{
+	unsigned int head = *r->cq_head;
+	struct io_uring_cqe *cqe = &r->cqes[head & *r->cq_mask];
+	long res = cqe->res;
+
+	if (user_data)
+		*user_data = cqe->user_data;
+	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+	return res;
+}
+
+static bool ring_cq_empty(struct pvm_ring *r)
+{
+	return *r->cq_head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE);
+}
+
+/* Submit @sqe, wait for its completion: cqe->res, or a pvm_ring_failure */
+long pvm_ring_run(struct pvm_ring *r, const struct io_uring_sqe *sqe)
+{
+	ring_push(r, sqe);
 	if (syscall(__NR_io_uring_enter, r->fd, 1, 1, IORING_ENTER_GETEVENTS,
 		    NULL, 0) != 1)
 		return PVM_RING_NOT_SUBMITTED;
-	head = *r->cq_head;
-	while (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
+	while (ring_cq_empty(r))
 		if (syscall(__NR_io_uring_enter, r->fd, 0, 1,
 			    IORING_ENTER_GETEVENTS, NULL, 0) < 0 &&
 		    errno != EINTR)
 			return PVM_RING_NO_CQE;
-	res = r->cqes[head & *r->cq_mask].res;
-	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
-	return res;
+	return ring_pop(r, NULL);
+}
+
+/* Submit @sqe without waiting for it: 0, or PVM_RING_NOT_SUBMITTED */
+long pvm_ring_submit(struct pvm_ring *r, const struct io_uring_sqe *sqe)
+{
+	ring_push(r, sqe);
+	if (syscall(__NR_io_uring_enter, r->fd, 1, 0, 0, NULL, 0) != 1)
+		return PVM_RING_NOT_SUBMITTED;
+	return 0;
+}
+
+/*
+ * Wait up to @timeout_ms (-1: for ever) for the next completion: its res
+ * (and user_data in *@user_data if not NULL), or PVM_RING_NO_CQE.
+ */
+long pvm_ring_reap(struct pvm_ring *r, int timeout_ms, uint64_t *user_data)
+{
+	long long end = pvm_now_ms() + timeout_ms;
+	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+	int left = timeout_ms;
+
+	while (ring_cq_empty(r)) {
+		if (timeout_ms >= 0) {
+			left = end - pvm_now_ms();
+			if (left < 0)
+				return PVM_RING_NO_CQE;
+		}
+		if (poll(&pfd, 1, left) < 0 && errno != EINTR)
+			return PVM_RING_NO_CQE;
+	}
+	return ring_pop(r, user_data);
+}
+
+/* IORING_REGISTER_BUFFERS of @n buffers: 0 or -errno */
+int pvm_ring_register_buffers(struct pvm_ring *r, const struct iovec *iov,
+			      unsigned int n)
+{
+	return syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_BUFFERS,
+		       iov, n) ? -errno : 0;
 }
 
 /* ---- file descriptors over a socket ----------------------------------- */

@@ -216,6 +216,18 @@ void pvm_ring_exit(struct pvm_ring *r);
 long pvm_ring_run(struct pvm_ring *r, const struct io_uring_sqe *sqe);
 
 /*
+ * For more than one request in flight: pvm_ring_submit() submits a copy of
+ * @sqe (0 or PVM_RING_NOT_SUBMITTED), pvm_ring_reap() waits up to
+ * @timeout_ms (-1: for ever) for the next completion and returns its res
+ * (its user_data in *@user_data), or PVM_RING_NO_CQE.
+ */
+long pvm_ring_submit(struct pvm_ring *r, const struct io_uring_sqe *sqe);
+long pvm_ring_reap(struct pvm_ring *r, int timeout_ms, uint64_t *user_data);
+/* IORING_REGISTER_BUFFERS: 0 or -errno */
+int pvm_ring_register_buffers(struct pvm_ring *r, const struct iovec *iov,
+			      unsigned int n);
+
+/*
  * File descriptors over an AF_UNIX socket (SCM_RIGHTS), one per message:
  * pvm_send_fd() returns 0 or -errno; pvm_recv_fd() the new fd (opened
  * O_CLOEXEC), or -errno (-EPIPE when the peer closed without sending).
