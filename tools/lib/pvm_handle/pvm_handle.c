@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libpvm_handle: memory handles over Cross Memory Attach.  README.rst next
- * to this file gives the handle format byte by byte and what is
- * guaranteed with and without PROCESS_VM_PIDFD.
+ * libpvm_handle: memory handles over kernel regions (process_vm_export(2))
+ * where the kernel has them, else over Cross Memory Attach.  README.rst
+ * next to this file gives the handle formats byte by byte and what is
+ * guaranteed on each kernel.
  */
 #define _GNU_SOURCE
+#define _FILE_OFFSET_BITS	64
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -45,7 +48,34 @@
 #define PR_SET_PTRACER_ANY	((unsigned long)-1)
 #endif
 
-/* The handle, version 1: offsets of the little-endian fields. */
+/*
+ * The regions of include/uapi/linux/process_vm.h.  The calls are numbers
+ * 1000 and 1001 on x86-64 (x32 with its bit), i386 and the generic table;
+ * pvmh_have_regions() finds out whether they are what they are here.
+ */
+#if defined(__x86_64__) && defined(__ILP32__)
+#define PVMH_NR(nr)		(0x40000000 + (nr))	/* __X32_SYSCALL_BIT */
+#else
+#define PVMH_NR(nr)		(nr)
+#endif
+#define PVMH_NR_EXPORT		PVMH_NR(1000)		/* process_vm_export */
+#define PVMH_NR_OPEN		PVMH_NR(1001)		/* process_vm_open */
+#define PVMH_REGION_READ	0x1u	/* PROCESS_VM_REGION_READ */
+#define PVMH_REGION_WRITE	0x2u	/* PROCESS_VM_REGION_WRITE */
+#define PVMH_SECRET_SIZE	16
+
+struct pvmh_kernel_handle {		/* struct process_vm_handle */
+	uint64_t id;
+	uint8_t secret[PVMH_SECRET_SIZE];
+};
+
+#define PVMH_REGION_REVOKE	_IO(0xB9, 0)
+#define PVMH_REGION_GET_HANDLE	_IOR(0xB9, 1, struct pvmh_kernel_handle)
+
+/*
+ * The handle: offsets of the little-endian fields.  The first 16 bytes are
+ * the same in both versions (PVMH_ID and PVMH_RESERVED are 0 in version 2).
+ */
 enum {
 	PVMH_MAGIC = 0,		/* "PVMH" */
 	PVMH_VERSION = 4,	/* u8 */
@@ -54,12 +84,17 @@ enum {
 	PVMH_RESERVED = 7,	/* u8, 0 */
 	PVMH_PID = 8,		/* u32 */
 	PVMH_CRC = 12,		/* u32, CRC-32 of all 64 bytes with this one 0 */
+	/* Version 1 (PVM_HANDLE_VERSION), the CMA path */
 	PVMH_INO = 16,		/* u64, pidfs inode number of the producer */
 	PVMH_START = 24,	/* u64, start time, clock ticks after boot */
 	PVMH_ADDR = 32,		/* u64 */
 	PVMH_LEN = 40,		/* u64 */
 	PVMH_SLOT = 48,		/* u64, address of the revocation word */
 	PVMH_COOKIE = 56,	/* u64, the word's value while exported */
+	/* Version 2 (PVM_HANDLE_VERSION_REGION), a kernel region */
+	PVMH_REGION_ID = 16,	/* u64, struct process_vm_handle's id */
+	PVMH_REGION_SECRET = 24, /* 16 bytes, its secret */
+	PVMH_REGION_END = 40,	/* 0 from here to the end */
 };
 
 #define PVMH_ID_INO	0x1
@@ -68,6 +103,7 @@ enum {
 static const unsigned char pvmh_magic[4] = { 'P', 'V', 'M', 'H' };
 
 struct pvmh_fields {
+	uint8_t version;
 	uint32_t pid;
 	uint8_t access;
 	uint8_t id;
@@ -77,11 +113,13 @@ struct pvmh_fields {
 	uint64_t len;
 	uint64_t slot;
 	uint64_t cookie;
+	struct pvmh_kernel_handle region;
 };
 
 struct pvm_handle {
 	struct pvmh_fields f;
 	int pidfd;		/* -1 on kernels without pidfd_open() */
+	int fd;			/* the region's with PVM_HANDLE_VIA_REGION, or -1 */
 	enum pvm_handle_via via;
 };
 
@@ -124,27 +162,44 @@ static void pvmh_encode(const struct pvmh_fields *f, unsigned char *b)
 {
 	memset(b, 0, PVM_HANDLE_SIZE);
 	memcpy(b + PVMH_MAGIC, pvmh_magic, sizeof(pvmh_magic));
-	b[PVMH_VERSION] = PVM_HANDLE_VERSION;
+	b[PVMH_VERSION] = f->version;
 	b[PVMH_ACCESS] = f->access;
-	b[PVMH_ID] = f->id;
 	put_le(b + PVMH_PID, f->pid, 4);
-	put_le(b + PVMH_INO, f->ino, 8);
-	put_le(b + PVMH_START, f->start, 8);
-	put_le(b + PVMH_ADDR, f->addr, 8);
-	put_le(b + PVMH_LEN, f->len, 8);
-	put_le(b + PVMH_SLOT, f->slot, 8);
-	put_le(b + PVMH_COOKIE, f->cookie, 8);
+	if (f->version == PVM_HANDLE_VERSION_REGION) {
+		put_le(b + PVMH_REGION_ID, f->region.id, 8);
+		memcpy(b + PVMH_REGION_SECRET, f->region.secret,
+		       PVMH_SECRET_SIZE);
+	} else {
+		b[PVMH_ID] = f->id;
+		put_le(b + PVMH_INO, f->ino, 8);
+		put_le(b + PVMH_START, f->start, 8);
+		put_le(b + PVMH_ADDR, f->addr, 8);
+		put_le(b + PVMH_LEN, f->len, 8);
+		put_le(b + PVMH_SLOT, f->slot, 8);
+		put_le(b + PVMH_COOKIE, f->cookie, 8);
+	}
 	put_le(b + PVMH_CRC, pvmh_crc(b), 4);
 }
 
-/* The fields must describe something a producer could have exported. */
+/* Version 2: what the kernel gave, and zeros around it. */
+static int pvmh_check_region(const unsigned char *b)
+{
+	int i;
+
+	if (b[PVMH_ID] || b[PVMH_RESERVED])
+		return -EBADMSG;
+	for (i = PVMH_REGION_END; i < PVM_HANDLE_SIZE; i++)
+		if (b[i])
+			return -EBADMSG;
+	return 0;
+}
+
+/* Version 1: the fields must describe something a producer could export. */
 static int pvmh_check_fields(const struct pvmh_fields *f, uint8_t reserved)
 {
-	if (reserved || !f->access || f->access & ~PVM_HANDLE_RDWR)
+	if (reserved || !f->id || f->id & ~(PVMH_ID_INO | PVMH_ID_START))
 		return -EBADMSG;
-	if (!f->id || f->id & ~(PVMH_ID_INO | PVMH_ID_START))
-		return -EBADMSG;
-	if (!f->pid || f->pid > INT_MAX || !f->cookie)
+	if (!f->cookie)
 		return -EBADMSG;
 	if (!f->len || f->addr > UINT64_MAX - f->len)
 		return -EBADMSG;
@@ -163,13 +218,24 @@ static int pvmh_decode(const unsigned char *b, size_t size,
 	    memcmp(b + PVMH_MAGIC, pvmh_magic, sizeof(pvmh_magic)))
 		return -EBADMSG;
 	/* A later version may differ in anything past the version byte. */
-	if (b[PVMH_VERSION] != PVM_HANDLE_VERSION)
+	f->version = b[PVMH_VERSION];
+	if (f->version != PVM_HANDLE_VERSION &&
+	    f->version != PVM_HANDLE_VERSION_REGION)
 		return -EPROTONOSUPPORT;
 	if (size != PVM_HANDLE_SIZE || get_le(b + PVMH_CRC, 4) != pvmh_crc(b))
 		return -EBADMSG;
 	f->access = b[PVMH_ACCESS];
-	f->id = b[PVMH_ID];
 	f->pid = get_le(b + PVMH_PID, 4);
+	if (!f->access || f->access & ~PVM_HANDLE_RDWR ||
+	    !f->pid || f->pid > INT_MAX)
+		return -EBADMSG;
+	if (f->version == PVM_HANDLE_VERSION_REGION) {
+		f->region.id = get_le(b + PVMH_REGION_ID, 8);
+		memcpy(f->region.secret, b + PVMH_REGION_SECRET,
+		       PVMH_SECRET_SIZE);
+		return pvmh_check_region(b);
+	}
+	f->id = b[PVMH_ID];
 	f->ino = get_le(b + PVMH_INO, 8);
 	f->start = get_le(b + PVMH_START, 8);
 	f->addr = get_le(b + PVMH_ADDR, 8);
@@ -223,7 +289,7 @@ static uint64_t proc_start_time(pid_t pid)
 }
 
 /* ------------------------------------------------------------------ */
-/* Producer: the revocation table                                      */
+/* Producer, CMA path: the revocation table                           */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -327,36 +393,215 @@ static int pvmh_self(struct pvmh_fields *f)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* Producer: kernel regions                                            */
+/* ------------------------------------------------------------------ */
+
+/* The region flags for a handle's access */
+static unsigned int pvmh_region_flags(unsigned int access)
+{
+	return (access & PVM_HANDLE_READ ? PVMH_REGION_READ : 0) |
+	       (access & PVM_HANDLE_WRITE ? PVMH_REGION_WRITE : 0);
+}
+
+/*
+ * The regions this process exported and has not revoked: the kernel's
+ * handle and the region fd that keeps the region alive.  A forked child
+ * inherits the fds but not the right to revoke (the kernel's EPERM): the
+ * first export or revoke in it closes them.
+ */
+struct pvmh_region {
+	struct pvmh_kernel_handle kh;
+	int fd;
+};
+
+static struct pvmh_region *pvmh_regions;
+static size_t pvmh_nr_regions, pvmh_max_regions;
+static pid_t pvmh_regions_pid;
+
+/*
+ * 1 if the kernel has regions, 0 if not, -errno if this try cannot tell
+ * (no fd or memory for it).  Found out once, by exporting a known word of
+ * this process and reading it back: a kernel without the calls refuses
+ * them, and a call 1000 that is something else does not give the word.
+ */
+static int pvmh_have_regions(void)
+{
+	static const uint64_t known = 0x50564d4852454749ull;	/* not 0 */
+	static int has;		/* 1 yes, -1 no, 0 not known yet */
+	struct iovec iov = {
+		.iov_base = (void *)&known,
+		.iov_len = sizeof(known),
+	};
+	uint64_t got = 0;
+	int fd, h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+
+	if (h)
+		return h > 0;
+	fd = syscall(PVMH_NR_EXPORT, &iov, 1UL, PVMH_REGION_READ);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOMEM))
+		return -errno;
+	h = fd >= 0 && pread(fd, &got, sizeof(got), 0) == sizeof(got) &&
+	    got == known ? 1 : -1;
+	if (fd >= 0)
+		close(fd);
+	__atomic_store_n(&has, h, __ATOMIC_RELAXED);
+	return h > 0;
+}
+
+static void pvmh_regions_own(pid_t pid)
+{
+	size_t i;
+
+	if (pvmh_regions_pid == pid)
+		return;
+	for (i = 0; i < pvmh_nr_regions; i++)
+		close(pvmh_regions[i].fd);
+	pvmh_nr_regions = 0;
+	pvmh_regions_pid = pid;
+}
+
+static struct pvmh_region *pvmh_region_find(const struct pvmh_kernel_handle *kh)
+{
+	size_t i;
+
+	for (i = 0; i < pvmh_nr_regions; i++)
+		if (!memcmp(&pvmh_regions[i].kh, kh, sizeof(*kh)))
+			return &pvmh_regions[i];
+	return NULL;
+}
+
+/* Keep @fd, the region of @kh; -ENOMEM if there is no room. */
+static int pvmh_region_add(int fd, const struct pvmh_kernel_handle *kh)
+{
+	struct pvmh_region *r;
+	size_t max;
+
+	if (pvmh_nr_regions == pvmh_max_regions) {
+		max = pvmh_max_regions ? 2 * pvmh_max_regions : 16;
+		r = realloc(pvmh_regions, max * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		pvmh_regions = r;
+		pvmh_max_regions = max;
+	}
+	r = &pvmh_regions[pvmh_nr_regions++];
+	r->kh = *kh;
+	r->fd = fd;
+	return 0;
+}
+
+/*
+ * Export [@addr, @addr + @len) as a region for @f->access and fill in the
+ * rest of @f.  Under pvmh_lock.
+ */
+static int pvmh_export_region(const void *addr, size_t len,
+			      struct pvmh_fields *f)
+{
+	struct iovec iov = { .iov_base = (void *)addr, .iov_len = len };
+	int fd, err;
+
+	fd = syscall(PVMH_NR_EXPORT, &iov, 1UL, pvmh_region_flags(f->access));
+	if (fd < 0)
+		return -errno;
+	err = ioctl(fd, PVMH_REGION_GET_HANDLE, &f->region) ? -errno : 0;
+	if (!err) {
+		pvmh_regions_own(getpid());
+		err = pvmh_region_add(fd, &f->region);
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	f->version = PVM_HANDLE_VERSION_REGION;
+	f->pid = getpid();
+	return 0;
+}
+
+/* Revoke the region of @f, a handle of this process's.  Under pvmh_lock. */
+static int pvmh_revoke_region(const struct pvmh_fields *f)
+{
+	struct pvmh_region *r;
+
+	if (f->pid != (uint32_t)getpid())
+		return -EINVAL;
+	pvmh_regions_own(getpid());
+	r = pvmh_region_find(&f->region);
+	/* Ours, but revoked already, or exported by the program before exec */
+	if (!r)
+		return -EKEYREVOKED;
+	if (ioctl(r->fd, PVMH_REGION_REVOKE))
+		return -errno;
+	close(r->fd);
+	*r = pvmh_regions[--pvmh_nr_regions];
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Producer: the CMA path                                              */
+/* ------------------------------------------------------------------ */
+
+/* Export for the CMA path: a word of the revocation table.  Under pvmh_lock. */
+static int pvmh_export_cma(struct pvmh_fields *f)
+{
+	uint64_t *word;
+	int err;
+
+	err = pvmh_self(f);
+	if (err)
+		return err;
+	word = pvmh_free_word();
+	if (!word)
+		return -ENOMEM;
+	f->version = PVM_HANDLE_VERSION;
+	f->slot = (uintptr_t)word;
+	f->cookie = pvmh_cookie();
+	__atomic_store_n(word, f->cookie, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* Revoke the CMA export of @f.  Under pvmh_lock. */
+static int pvmh_revoke_cma(const struct pvmh_fields *f)
+{
+	uint64_t *word;
+
+	/* Never write through an address from a handle we did not make */
+	word = f->pid == (uint32_t)getpid() ? pvmh_word_at(f->slot) : NULL;
+	if (!word)
+		return -EINVAL;
+	if (__atomic_load_n(word, __ATOMIC_RELAXED) != f->cookie)
+		return -EKEYREVOKED;
+	__atomic_store_n(word, 0, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
 int pvm_handle_export(const void *addr, size_t len, unsigned int access,
 		      unsigned char handle[PVM_HANDLE_SIZE])
 {
 	struct pvmh_fields f = { 0 };
-	uint64_t *word;
 	int err;
 
 	if (!addr || !len || !handle ||
 	    (uintptr_t)addr + (len - 1) < (uintptr_t)addr)
 		return -EINVAL;
-	if (!access || access & ~PVM_HANDLE_RDWR)
+	if (access & ~(PVM_HANDLE_RDWR | PVM_HANDLE_EXPORT_CMA) ||
+	    !(access & PVM_HANDLE_RDWR))
 		return -EINVAL;
 	f.addr = (uintptr_t)addr;
 	f.len = len;
-	f.access = access;
+	f.access = access & PVM_HANDLE_RDWR;
 
+	/* The kernel's regions where it has them, unless told otherwise */
+	err = access & PVM_HANDLE_EXPORT_CMA ? 0 : pvmh_have_regions();
+	if (err < 0)
+		return err;
 	pthread_mutex_lock(&pvmh_lock);
-	err = pvmh_self(&f);
 	if (err)
-		goto out;
-	word = pvmh_free_word();
-	if (!word) {
-		err = -ENOMEM;
-		goto out;
-	}
-	f.slot = (uintptr_t)word;
-	f.cookie = pvmh_cookie();
-	__atomic_store_n(word, f.cookie, __ATOMIC_SEQ_CST);
-	pvmh_encode(&f, handle);
-out:
+		err = pvmh_export_region(addr, len, &f);
+	else
+		err = pvmh_export_cma(&f);
+	if (!err)
+		pvmh_encode(&f, handle);
 	pthread_mutex_unlock(&pvmh_lock);
 	return err;
 }
@@ -364,7 +609,6 @@ out:
 int pvm_handle_revoke(const void *handle, size_t size)
 {
 	struct pvmh_fields f;
-	uint64_t *word;
 	int err;
 
 	if (!handle)
@@ -374,14 +618,10 @@ int pvm_handle_revoke(const void *handle, size_t size)
 		return err;
 
 	pthread_mutex_lock(&pvmh_lock);
-	/* Never write through an address from a handle we did not make */
-	word = f.pid == (uint32_t)getpid() ? pvmh_word_at(f.slot) : NULL;
-	if (!word)
-		err = -EINVAL;
-	else if (__atomic_load_n(word, __ATOMIC_RELAXED) != f.cookie)
-		err = -EKEYREVOKED;
+	if (f.version == PVM_HANDLE_VERSION_REGION)
+		err = pvmh_revoke_region(&f);
 	else
-		__atomic_store_n(word, 0, __ATOMIC_SEQ_CST);
+		err = pvmh_revoke_cma(&f);
 	pthread_mutex_unlock(&pvmh_lock);
 	return err;
 }
@@ -456,6 +696,11 @@ int pvm_handle_kernel_has_pidfd(void)
 {
 	pthread_once(&pvmh_probe_once, pvmh_probe);
 	return pvmh_has_pidfd;
+}
+
+int pvm_handle_kernel_has_regions(void)
+{
+	return pvmh_have_regions() > 0;
 }
 
 /*
@@ -579,6 +824,68 @@ static int pvmh_attach(struct pvm_handle *h, unsigned int flags)
 	return 0;
 }
 
+/* A revoked region (also by the producer's exec or exit) is EKEYREVOKED. */
+static int pvmh_region_err(int err)
+{
+	return err == -ENXIO ? -EKEYREVOKED : err;
+}
+
+/* The owner of region @fd in our pid namespace (its fdinfo), or 0 */
+static pid_t pvmh_region_owner(int fd)
+{
+	char path[64], line[128];
+	int pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "owner: %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid > 0 ? pid : 0;
+}
+
+/*
+ * Open the region of a version 2 handle for its access.  The kernel
+ * checks everything: the secret (ENOENT), the access (EACCES), the uid
+ * (EACCES) and that the region is live (ENXIO); the length is the
+ * region's, the pid its owner's if /proc shows it.
+ */
+static int pvmh_open_region(struct pvm_handle *h)
+{
+	int has = pvmh_have_regions();
+	struct stat st;
+	pid_t owner;
+
+	/* A format this kernel cannot serve */
+	if (has <= 0)
+		return has ? has : -EPROTONOSUPPORT;
+	h->fd = syscall(PVMH_NR_OPEN, &h->f.region, sizeof(h->f.region),
+			pvmh_region_flags(h->f.access));
+	if (h->fd < 0)
+		return pvmh_region_err(-errno);
+	if (fstat(h->fd, &st))
+		return -errno;
+	h->f.len = st.st_size;
+	owner = pvmh_region_owner(h->fd);
+	if (owner)
+		h->f.pid = owner;
+	h->via = PVM_HANDLE_VIA_REGION;
+	return 0;
+}
+
+static void pvmh_free(struct pvm_handle *h)
+{
+	if (h->pidfd >= 0)
+		close(h->pidfd);
+	if (h->fd >= 0)
+		close(h->fd);
+	free(h);
+}
+
 int pvm_handle_open(const void *handle, size_t size, unsigned int flags,
 		    struct pvm_handle **hp)
 {
@@ -594,33 +901,26 @@ int pvm_handle_open(const void *handle, size_t size, unsigned int flags,
 	if (!h)
 		return -ENOMEM;
 	h->pidfd = -1;
+	h->fd = -1;
 	err = pvmh_decode(handle, size, &h->f);
-	if (err)
-		goto out_free;
-	err = pvmh_attach(h, flags);
-	if (err)
-		goto out_close;
-	err = pvmh_settle(h, pvmh_live(h));
-	if (err)
-		goto out_close;
+	if (!err && h->f.version == PVM_HANDLE_VERSION_REGION)
+		err = pvmh_open_region(h);
+	else if (!err)
+		err = pvmh_attach(h, flags);
+	if (!err && h->via != PVM_HANDLE_VIA_REGION)
+		err = pvmh_settle(h, pvmh_live(h));
+	if (err) {
+		pvmh_free(h);
+		return err;
+	}
 	*hp = h;
 	return 0;
-
-out_close:
-	if (h->pidfd >= 0)
-		close(h->pidfd);
-out_free:
-	free(h);
-	return err;
 }
 
 void pvm_handle_close(struct pvm_handle *h)
 {
-	if (!h)
-		return;
-	if (h->pidfd >= 0)
-		close(h->pidfd);
-	free(h);
+	if (h)
+		pvmh_free(h);
 }
 
 /* Check a transfer against the handle; its byte count in @total. */
@@ -646,11 +946,45 @@ static int pvmh_check_io(const struct pvm_handle *h, const struct iovec *iov,
 }
 
 /*
- * One transfer, all or nothing.  The export's word is read after the copy
- * (after a fence, so after the copy's own accesses): a read that returns
- * data finished before any revocation.  A write also reads it first, so
- * that it does not start on a revoked export; one already in flight when
- * the producer revokes may still land (it then reports EKEYREVOKED).
+ * Through the region: pread/pwrite at the region offset, until @total
+ * bytes.  The kernel shortens a transfer only at a fault or a revoke; the
+ * call for the rest then says which.
+ */
+static int pvmh_region_io(struct pvm_handle *h, const struct iovec *iov,
+			  int iovcnt, uint64_t offset, bool write, size_t total)
+{
+	size_t done = 0, skip;
+	ssize_t ret;
+	char *base;
+	int i = 0;
+
+	ret = write ? pwritev(h->fd, iov, iovcnt, offset) :
+		      preadv(h->fd, iov, iovcnt, offset);
+	while (ret >= 0 || errno == EINTR) {
+		done += ret > 0 ? ret : 0;
+		if (done == total)
+			return 0;
+		if (!ret)
+			return -EFAULT;	/* cannot happen within the region */
+		/* The rest of the iovec that @done ends in, alone */
+		for (i = 0, skip = done; skip >= iov[i].iov_len; i++)
+			skip -= iov[i].iov_len;
+		base = (char *)iov[i].iov_base + skip;
+		ret = write ? pwrite(h->fd, base, iov[i].iov_len - skip,
+				     offset + done) :
+			      pread(h->fd, base, iov[i].iov_len - skip,
+				    offset + done);
+	}
+	return pvmh_region_err(-errno);
+}
+
+/*
+ * One transfer, all or nothing.  On the CMA path, the export's word is
+ * read after the copy (after a fence, so after the copy's own accesses): a
+ * read that returns data finished before any revocation.  A write also
+ * reads it first, so that it does not start on a revoked export; one
+ * already in flight when the producer revokes may still land (it then
+ * reports EKEYREVOKED).
  */
 static ssize_t pvmh_io(struct pvm_handle *h, const struct iovec *iov,
 		       int iovcnt, uint64_t offset, bool write)
@@ -663,6 +997,10 @@ static ssize_t pvmh_io(struct pvm_handle *h, const struct iovec *iov,
 	err = pvmh_check_io(h, iov, iovcnt, offset, write, &total);
 	if (err || !total)
 		return err;
+	if (h->via == PVM_HANDLE_VIA_REGION) {
+		err = pvmh_region_io(h, iov, iovcnt, offset, write, total);
+		return err ? err : (ssize_t)total;
+	}
 	remote.iov_base = (void *)(uintptr_t)(h->f.addr + offset);
 	remote.iov_len = total;
 
@@ -748,6 +1086,7 @@ static const struct {
 	{ ESRCH, "the producer has exited" },
 	{ ESTALE, "the producer has exited; its pid names another process" },
 	{ EKEYREVOKED, "the export was revoked (or the producer exec'd)" },
+	{ ENOENT, "no such region: a forged handle, or revoked and closed" },
 	{ EFAULT, "a local buffer or part of the exported range is not mapped" },
 	{ EOPNOTSUPP, "the producer's identity cannot be verified here" },
 };

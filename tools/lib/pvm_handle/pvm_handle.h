@@ -1,17 +1,24 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * libpvm_handle: memory handles over Cross Memory Attach.
+ * libpvm_handle: memory handles over kernel regions, or Cross Memory Attach.
  *
  * A producer exports a range of its memory as a fixed-size handle: plain
  * bytes it may pass through any channel.  A consumer opens the handle with
- * nothing but those bytes and reads or writes the range by offset with
- * process_vm_readv(2) and process_vm_writev(2).  The producer may revoke
- * what it exported.  The handle names the producer by pid and by an
- * identity a recycled pid cannot fake; a copy that could have reached
- * another process is reported as an error, never returned as data.
+ * nothing but those bytes and reads or writes the range by offset.  The
+ * producer may revoke what it exported.
  *
- * Access control is the kernel's: the consumer needs ptrace access to the
- * producer (PTRACE_MODE_ATTACH_REALCREDS).  A handle is a name, not a
+ * Where the kernel has regions (process_vm_export(2)), the handle is the
+ * kernel's: an id and a 128-bit secret.  It is a capability: the range,
+ * the access mode and revocation are enforced by the kernel, a forged or
+ * edited handle is refused by it, and the consumer needs no ptrace rights
+ * over the producer, only the producer's effective uid.
+ *
+ * Elsewhere (the fallback), copies go through process_vm_readv(2) and
+ * process_vm_writev(2).  The handle names the producer by pid and by an
+ * identity a recycled pid cannot fake; a copy that could have reached
+ * another process is reported as an error, never returned as data.  The
+ * consumer needs ptrace access to the producer
+ * (PTRACE_MODE_ATTACH_REALCREDS), and the handle is a name, not a
  * capability: read-only, the range and revocation are checked by this
  * library in the consumer, not by the kernel, and bind only consumers
  * that use it.  Any process that passes the ptrace check can read and
@@ -32,16 +39,29 @@
 extern "C" {
 #endif
 
-/* Size of a handle in bytes, and the format version it is written in. */
-#define PVM_HANDLE_SIZE		64
-#define PVM_HANDLE_VERSION	1
+/*
+ * Size of a handle in bytes, and the format versions it is written in:
+ * the CMA path's, and a kernel region's.
+ */
+#define PVM_HANDLE_SIZE			64
+#define PVM_HANDLE_VERSION		1
+#define PVM_HANDLE_VERSION_REGION	2
 
 /* What a handle allows its consumers to do with the range. */
 #define PVM_HANDLE_READ		0x1u
 #define PVM_HANDLE_WRITE	0x2u
 #define PVM_HANDLE_RDWR		(PVM_HANDLE_READ | PVM_HANDLE_WRITE)
 
-/* pvm_handle_open() flags: access by pid even if PROCESS_VM_PIDFD works. */
+/*
+ * pvm_handle_export() flag, with the access: a CMA handle (version 1) even
+ * where the kernel has regions, for consumers of libpvm_handle before 0.3.
+ */
+#define PVM_HANDLE_EXPORT_CMA	0x100u
+
+/*
+ * pvm_handle_open() flags: for a CMA handle, access by pid even if
+ * PROCESS_VM_PIDFD works.  No effect on a region handle.
+ */
 #define PVM_HANDLE_OPEN_PID	0x1u
 
 /* Largest transfer one call moves: the kernel's MAX_RW_COUNT (4 KiB pages). */
@@ -51,6 +71,7 @@ extern "C" {
 enum pvm_handle_via {
 	PVM_HANDLE_VIA_PID = 1,		/* pid, checked after every copy */
 	PVM_HANDLE_VIA_PIDFD = 2,	/* pidfd with PROCESS_VM_PIDFD */
+	PVM_HANDLE_VIA_REGION = 3,	/* a region fd, the kernel's checks */
 };
 
 struct pvm_handle;
@@ -82,6 +103,9 @@ enum pvm_handle_via pvm_handle_via(const struct pvm_handle *h);
 
 /* 1 if this kernel has PROCESS_VM_PIDFD, else 0; probed once. */
 int pvm_handle_kernel_has_pidfd(void);
+
+/* 1 if this kernel has regions (process_vm_export(2)), else 0; probed once. */
+int pvm_handle_kernel_has_regions(void);
 
 /*
  * What @err, a value one of these functions returned (-errno, or errno),

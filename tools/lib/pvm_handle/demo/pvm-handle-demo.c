@@ -51,8 +51,14 @@ static int read_full(int fd, void *buf, size_t len)
 
 static const char *via_name(struct pvm_handle *h)
 {
-	return pvm_handle_via(h) == PVM_HANDLE_VIA_PIDFD ?
-	       "a pidfd (PROCESS_VM_PIDFD)" : "the pid, checked after each copy";
+	switch (pvm_handle_via(h)) {
+	case PVM_HANDLE_VIA_REGION:
+		return "a kernel region (process_vm_open)";
+	case PVM_HANDLE_VIA_PIDFD:
+		return "a pidfd (PROCESS_VM_PIDFD)";
+	default:
+		return "the pid, checked after each copy";
+	}
 }
 
 /* The consumer program: the handles arrive on stdin, nothing else. */

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Tests of libpvm_handle: a producer process exports, consumers that know
- * only the handle bytes read and write.  Every case runs on kernels with
- * and without PROCESS_VM_PIDFD and expects the same result on both; the
- * "pid" variants force the pid path on kernels that have the flag.
+ * only the handle bytes read and write.  The "region" variants and cases
+ * use the kernel's regions (process_vm_export(2)) and skip on kernels
+ * without them; the others export for the CMA path on every kernel
+ * (PVM_HANDLE_EXPORT_CMA), run on kernels with and without
+ * PROCESS_VM_PIDFD and expect the same result on both; the "pid" variants
+ * force the pid path on kernels that have the flag.
  *
  * The pid-reuse cases need root (a new pid namespace, clone3() set_tid or
  * ns_last_pid); the permission cases need root to switch uids, and the
@@ -31,7 +34,9 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 
 #include "pvm_handle.h"
 #include "kselftest_harness.h"
@@ -50,6 +55,11 @@
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
+/* The regions of include/uapi/linux/process_vm.h, for a consumer's own calls */
+#define NR_PROCESS_VM_EXPORT	1000
+#define NR_PROCESS_VM_OPEN	1001
+#define REGION_READ		0x1u
+#define REGION_WRITE		0x2u
 
 #define PAGE		4096
 #define BUF_LEN		(4 * PAGE)
@@ -72,6 +82,10 @@
 #define H_LEN		40
 #define H_SLOT		48
 #define H_COOKIE	56
+/* and of version 2, a kernel region's */
+#define H_REGION_ID	16
+#define H_SECRET	24
+#define H_REGION_END	40
 
 static uint8_t pattern(uint64_t i)
 {
@@ -221,6 +235,7 @@ struct producer {
 	pid_t pid;
 	int req;		/* write end */
 	int rsp;		/* read end */
+	unsigned int export;	/* PVM_HANDLE_EXPORT_CMA, or 0 for regions */
 };
 
 static void producer_serve(uint8_t *buf, int in, int out)
@@ -327,7 +342,8 @@ static pid_t fork_as(pid_t want)
 
 /*
  * Start a producer as @uid (0: stay root); if @h is not NULL, an impostor
- * of the producer of @h, under its pid.
+ * of the producer of @h, under its pid.  It exports for the CMA path
+ * until @p->export is set to 0.
  */
 static int producer_start(struct producer *p, uid_t uid,
 			  const unsigned char *h)
@@ -362,6 +378,7 @@ static int producer_start(struct producer *p, uid_t uid,
 	close(rsp[1]);
 	p->req = req[1];
 	p->rsp = rsp[0];
+	p->export = PVM_HANDLE_EXPORT_CMA;
 	return 0;
 }
 
@@ -376,8 +393,8 @@ static int producer_call(struct producer *p, struct req *q, struct rsp *r)
 static int producer_export(struct producer *p, uint64_t off, uint64_t len,
 			   unsigned int access, unsigned char *handle)
 {
-	struct req q = { .op = OP_EXPORT, .access = access, .off = off,
-			 .len = len };
+	struct req q = { .op = OP_EXPORT, .access = access | p->export,
+			 .off = off, .len = len };
 	struct rsp r;
 	int err = producer_call(p, &q, &r);
 
@@ -430,9 +447,12 @@ static int check_pattern(const uint8_t *got, uint64_t off, size_t len)
 	return 0;
 }
 
-/* Open, read [@off, @off + @len) and compare; the error or 0 */
-static int open_and_check(const unsigned char *hb, unsigned int flags,
-			  uint64_t off, size_t len)
+/*
+ * Open, read [@off, @off + @len) and compare with the producer's bytes
+ * from @base + @off (@base: where the export starts); the error or 0
+ */
+static int open_and_check_at(const unsigned char *hb, unsigned int flags,
+			     uint64_t base, uint64_t off, size_t len)
 {
 	uint8_t got[BUF_LEN];
 	struct pvm_handle *h;
@@ -446,7 +466,14 @@ static int open_and_check(const unsigned char *hb, unsigned int flags,
 	pvm_handle_close(h);
 	if (n < 0)
 		return n;
-	return n == (ssize_t)len ? check_pattern(got, off, len) : -EMSGSIZE;
+	return n == (ssize_t)len ? check_pattern(got, base + off, len) :
+				   -EMSGSIZE;
+}
+
+static int open_and_check(const unsigned char *hb, unsigned int flags,
+			  uint64_t off, size_t len)
+{
+	return open_and_check_at(hb, flags, 0, off, len);
 }
 
 /* Run @fn in a child; its result, an errno value as a positive number */
@@ -465,7 +492,7 @@ static int in_child(int (*fn)(void *), void *arg)
 }
 
 /* ------------------------------------------------------------------ */
-/* Cases with one producer, in both modes                              */
+/* Cases with one producer, in every mode                              */
 /* ------------------------------------------------------------------ */
 
 FIXTURE(pvmh) {
@@ -477,6 +504,7 @@ FIXTURE(pvmh) {
 
 FIXTURE_VARIANT(pvmh) {
 	unsigned int flags;
+	bool region;
 };
 
 /* The library's choice: PROCESS_VM_PIDFD where the kernel has it */
@@ -488,10 +516,20 @@ FIXTURE_VARIANT_ADD(pvmh, pid) {
 	.flags = PVM_HANDLE_OPEN_PID,
 };
 
+/* A kernel region */
+FIXTURE_VARIANT_ADD(pvmh, region) {
+	.flags = 0,
+	.region = true,
+};
+
 FIXTURE_SETUP(pvmh)
 {
 	self->flags = variant->flags;
+	if (variant->region && !pvm_handle_kernel_has_regions())
+		SKIP(return, "the kernel has no regions");
 	ASSERT_EQ(0, producer_start(&self->p, 0, NULL));
+	if (variant->region)
+		self->p.export = 0;
 	ASSERT_EQ(0, producer_export(&self->p, 0, BUF_LEN, PVM_HANDLE_RDWR,
 				     self->rw));
 	ASSERT_EQ(0, pvm_handle_open(self->rw, PVM_HANDLE_SIZE, self->flags,
@@ -513,7 +551,11 @@ TEST_F(pvmh, via)
 
 	if (!ret && !self->flags)
 		want = PVM_HANDLE_VIA_PIDFD;
+	if (variant->region)
+		want = PVM_HANDLE_VIA_REGION;
 	ASSERT_EQ(!ret, pvm_handle_kernel_has_pidfd());
+	ASSERT_EQ(variant->region ? PVM_HANDLE_VERSION_REGION :
+		  PVM_HANDLE_VERSION, self->rw[H_VERSION]);
 	ASSERT_EQ(want, pvm_handle_via(self->h));
 	ASSERT_EQ(self->p.pid, pvm_handle_pid(self->h));
 	ASSERT_EQ(BUF_LEN, pvm_handle_length(self->h));
@@ -663,23 +705,27 @@ TEST_F(pvmh, exec)
 	ASSERT_EQ(-EKEYREVOKED, open_and_check(self->rw, self->flags, 0, 16));
 }
 
-/* The producer exits: a zombie, then reaped; the pid stays free here */
+/*
+ * The producer exits: a zombie, then reaped; the pid stays free here.  Its
+ * exit revokes its regions (the open handle keeps the region for opens).
+ */
 TEST_F(pvmh, producer_exits)
 {
+	int gone = variant->region ? -EKEYREVOKED : -ESRCH;
 	siginfo_t si;
 	uint8_t got[16];
 
 	ASSERT_EQ(-EPIPE, producer_simple(&self->p, OP_QUIT, NULL));
 	ASSERT_EQ(0, waitid(P_PID, self->p.pid, &si, WEXITED | WNOWAIT));
-	ASSERT_EQ(-ESRCH, pvm_handle_pread(self->h, got, 16, 0));
-	ASSERT_EQ(-ESRCH, open_and_check(self->rw, self->flags, 0, 16));
+	ASSERT_EQ(gone, pvm_handle_pread(self->h, got, 16, 0));
+	ASSERT_EQ(gone, open_and_check(self->rw, self->flags, 0, 16));
 	ASSERT_EQ(self->p.pid, waitpid(self->p.pid, NULL, 0));
 	self->p.pid = 0;
 	close(self->p.req);
 	close(self->p.rsp);
-	ASSERT_EQ(-ESRCH, pvm_handle_pread(self->h, got, 16, 0));
-	ASSERT_EQ(-ESRCH, pvm_handle_pwrite(self->h, got, 16, 0));
-	ASSERT_EQ(-ESRCH, open_and_check(self->rw, self->flags, 0, 16));
+	ASSERT_EQ(gone, pvm_handle_pread(self->h, got, 16, 0));
+	ASSERT_EQ(gone, pvm_handle_pwrite(self->h, got, 16, 0));
+	ASSERT_EQ(gone, open_and_check(self->rw, self->flags, 0, 16));
 }
 
 /* ------------------------------------------------------------------ */
@@ -912,6 +958,369 @@ TEST_F(yama, allow)
 }
 
 /* ------------------------------------------------------------------ */
+/* Kernel regions: what the kernel, not the library, enforces          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The region of handle @hb opened by hand, as a consumer that bypasses
+ * the library would: the fd, or -errno.
+ */
+static int raw_open(const unsigned char *hb, unsigned int flags)
+{
+	struct {
+		uint64_t id;
+		uint8_t secret[16];
+	} kh;
+	int fd;
+
+	kh.id = get64(hb + H_REGION_ID);
+	memcpy(kh.secret, hb + H_SECRET, sizeof(kh.secret));
+	fd = syscall(NR_PROCESS_VM_OPEN, &kh, sizeof(kh), flags);
+	return fd < 0 ? -errno : fd;
+}
+
+static ssize_t raw_io(int fd, void *buf, size_t len, off_t off, bool write)
+{
+	ssize_t n = write ? pwrite(fd, buf, len, off) : pread(fd, buf, len, off);
+
+	return n < 0 ? -errno : n;
+}
+
+/* Make process_vm_readv() and process_vm_writev() fail with EPERM */
+static int forbid_cma(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_writev, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = {
+		.len = ARRAY_SIZE(filter),
+		.filter = filter,
+	};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return -errno;
+	return 0;
+}
+
+/* The region fixture's exports: [BASE, BASE + LEN) of the producer's buffer */
+#define R_BASE		100
+#define R_LEN		200
+
+FIXTURE(region) {
+	struct producer p;
+	unsigned char ro[PVM_HANDLE_SIZE];	/* read-only */
+	unsigned char rw[PVM_HANDLE_SIZE];	/* read-write */
+};
+
+FIXTURE_SETUP(region)
+{
+	if (!pvm_handle_kernel_has_regions())
+		SKIP(return, "the kernel has no regions");
+	ASSERT_EQ(0, producer_start(&self->p, 0, NULL));
+	self->p.export = 0;
+	ASSERT_EQ(0, producer_export(&self->p, R_BASE, R_LEN, PVM_HANDLE_READ,
+				     self->ro));
+	ASSERT_EQ(0, producer_export(&self->p, R_BASE, R_LEN, PVM_HANDLE_RDWR,
+				     self->rw));
+}
+
+FIXTURE_TEARDOWN(region)
+{
+	producer_stop(&self->p);
+}
+
+/* The library's probe agrees with the kernel */
+TEST(region_probe)
+{
+	static const char word[8] = "regions";
+	struct iovec iov = { (void *)word, sizeof(word) };
+	int fd = syscall(NR_PROCESS_VM_EXPORT, &iov, 1UL, REGION_READ);
+
+	ASSERT_EQ(fd >= 0, pvm_handle_kernel_has_regions());
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The handle holds the kernel's id and secret, and nothing of the
+ * producer's address space; length, access and pid are the kernel's.
+ */
+TEST_F(region, format)
+{
+	struct pvm_handle *h;
+	int i;
+
+	ASSERT_EQ(PVM_HANDLE_VERSION_REGION, self->ro[H_VERSION]);
+	ASSERT_EQ(PVM_HANDLE_READ, self->ro[H_ACCESS]);
+	for (i = H_REGION_END; i < PVM_HANDLE_SIZE; i++)
+		ASSERT_EQ(0, self->ro[i]);
+	ASSERT_NE(get64(self->ro + H_REGION_ID), get64(self->rw + H_REGION_ID));
+	ASSERT_EQ(0, pvm_handle_open(self->ro, PVM_HANDLE_SIZE, 0, &h));
+	ASSERT_EQ(PVM_HANDLE_VIA_REGION, pvm_handle_via(h));
+	ASSERT_EQ(R_LEN, pvm_handle_length(h));
+	ASSERT_EQ(PVM_HANDLE_READ, pvm_handle_access(h));
+	ASSERT_EQ(self->p.pid, pvm_handle_pid(h));
+	pvm_handle_close(h);
+}
+
+/* A secret byte flipped: the CRC says damaged, resealed the kernel says no */
+TEST_F(region, forged_secret)
+{
+	unsigned char b[PVM_HANDLE_SIZE];
+	int i;
+
+	ASSERT_EQ(0, open_and_check_at(self->rw, 0, R_BASE, 0, R_LEN));
+	for (i = 0; i < 16; i++) {
+		memcpy(b, self->rw, sizeof(b));
+		b[H_SECRET + i] ^= 1 << (i % 8);
+		ASSERT_EQ(-EBADMSG, open_and_check_at(b, 0, R_BASE, 0, 1));
+		reseal(b);
+		ASSERT_EQ(-ENOENT, open_and_check_at(b, 0, R_BASE, 0, 1));
+		ASSERT_EQ(-ENOENT, raw_open(b, REGION_READ));
+	}
+	/* Another region's id with this one's secret */
+	memcpy(b, self->rw, sizeof(b));
+	memcpy(b + H_REGION_ID, self->ro + H_REGION_ID, 8);
+	reseal(b);
+	ASSERT_EQ(-ENOENT, raw_open(b, REGION_READ));
+	ASSERT_EQ(-ENOENT, open_and_check_at(b, 0, R_BASE, 0, 1));
+}
+
+/*
+ * A read-only handle cannot write: not through the library, not with its
+ * access byte raised, not by hand.
+ */
+TEST_F(region, read_only)
+{
+	unsigned char b[PVM_HANDLE_SIZE];
+	uint8_t put[16], orig[16];
+	struct pvm_handle *h;
+	int fd;
+
+	memset(put, 0xa5, sizeof(put));
+	for (size_t i = 0; i < sizeof(orig); i++)
+		orig[i] = pattern(R_BASE + i);
+	ASSERT_EQ(0, pvm_handle_open(self->ro, PVM_HANDLE_SIZE, 0, &h));
+	ASSERT_EQ(-EACCES, pvm_handle_pwrite(h, put, sizeof(put), 0));
+	pvm_handle_close(h);
+
+	memcpy(b, self->ro, sizeof(b));
+	b[H_ACCESS] = PVM_HANDLE_RDWR;
+	reseal(b);
+	ASSERT_EQ(-EACCES, pvm_handle_open(b, sizeof(b), 0, &h));
+	b[H_ACCESS] = PVM_HANDLE_WRITE;
+	reseal(b);
+	ASSERT_EQ(-EACCES, pvm_handle_open(b, sizeof(b), 0, &h));
+
+	ASSERT_EQ(-EACCES, raw_open(self->ro, REGION_WRITE));
+	ASSERT_EQ(-EACCES, raw_open(self->ro, REGION_READ | REGION_WRITE));
+	fd = raw_open(self->ro, REGION_READ);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(-EBADF, raw_io(fd, put, sizeof(put), 0, true));
+	close(fd);
+	ASSERT_EQ(0, producer_compare(&self->p, R_BASE, sizeof(orig), orig));
+}
+
+/*
+ * [R_BASE, R_BASE + R_LEN) of the producer's buffer and nothing else: the
+ * library says ERANGE, the kernel ends a read at the region's end and
+ * refuses a write there.
+ */
+TEST_F(region, range)
+{
+	uint8_t got[BUF_LEN], put[64], orig[64];
+	struct pvm_handle *h;
+	int fd;
+
+	memset(put, 0x3c, sizeof(put));
+	ASSERT_EQ(0, pvm_handle_open(self->rw, PVM_HANDLE_SIZE, 0, &h));
+	ASSERT_EQ(-ERANGE, pvm_handle_pread(h, got, 1, R_LEN));
+	ASSERT_EQ(-ERANGE, pvm_handle_pread(h, got, R_LEN + 1, 0));
+	ASSERT_EQ(-ERANGE, pvm_handle_pwrite(h, put, 2, R_LEN - 1));
+	ASSERT_EQ(R_LEN, pvm_handle_pread(h, got, R_LEN, 0));
+	ASSERT_EQ(0, check_pattern(got, R_BASE, R_LEN));
+	pvm_handle_close(h);
+
+	fd = raw_open(self->rw, REGION_READ | REGION_WRITE);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, raw_io(fd, got, 1, R_LEN, false));
+	ASSERT_EQ(0, raw_io(fd, got, 1, 1 << 20, false));
+	ASSERT_EQ(50, raw_io(fd, got, sizeof(got), R_LEN - 50, false));
+	ASSERT_EQ(0, check_pattern(got, R_BASE + R_LEN - 50, 50));
+	ASSERT_EQ(-ENOSPC, raw_io(fd, put, sizeof(put), R_LEN, true));
+	ASSERT_EQ(10, raw_io(fd, put, sizeof(put), R_LEN - 10, true));
+	close(fd);
+	/* The bytes after the region are the producer's own */
+	for (size_t i = 0; i < sizeof(orig); i++)
+		orig[i] = pattern(R_BASE + R_LEN + i);
+	ASSERT_EQ(0, producer_compare(&self->p, R_BASE + R_LEN, sizeof(orig),
+				      orig));
+}
+
+/*
+ * Revoked, a region gives nothing, to the library or by hand; once its
+ * last fd is closed, its handle names nothing.
+ */
+TEST_F(region, revoke)
+{
+	uint8_t got[R_LEN], put[16];
+	struct pvm_handle *h, *r;
+	int fd;
+
+	ASSERT_EQ(0, pvm_handle_open(self->rw, PVM_HANDLE_SIZE, 0, &h));
+	ASSERT_EQ(0, pvm_handle_open(self->ro, PVM_HANDLE_SIZE, 0, &r));
+	fd = raw_open(self->rw, REGION_READ | REGION_WRITE);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(R_LEN, raw_io(fd, got, R_LEN, 0, false));
+
+	ASSERT_EQ(0, producer_simple(&self->p, OP_REVOKE, self->rw));
+	memset(put, 0xee, sizeof(put));
+	ASSERT_EQ(-EKEYREVOKED, pvm_handle_pread(h, got, R_LEN, 0));
+	ASSERT_EQ(-EKEYREVOKED, pvm_handle_pwrite(h, put, sizeof(put), 0));
+	ASSERT_EQ(-ENXIO, raw_io(fd, got, R_LEN, 0, false));
+	ASSERT_EQ(-ENXIO, raw_io(fd, put, sizeof(put), 0, true));
+	ASSERT_EQ(-ENXIO, raw_open(self->rw, REGION_READ));
+	ASSERT_EQ(-EKEYREVOKED, open_and_check_at(self->rw, 0, R_BASE, 0, 1));
+	ASSERT_EQ(-EKEYREVOKED, producer_simple(&self->p, OP_REVOKE, self->rw));
+	/* The refused writes did not land */
+	for (size_t i = 0; i < sizeof(put); i++)
+		put[i] = pattern(R_BASE + i);
+	ASSERT_EQ(0, producer_compare(&self->p, R_BASE, sizeof(put), put));
+	/* The other region is not affected */
+	ASSERT_EQ(R_LEN, pvm_handle_pread(r, got, R_LEN, 0));
+	ASSERT_EQ(0, check_pattern(got, R_BASE, R_LEN));
+	pvm_handle_close(r);
+
+	/* The producer closed its fd at revoke; now the last one goes */
+	close(fd);
+	pvm_handle_close(h);
+	ASSERT_EQ(-ENOENT, open_and_check_at(self->rw, 0, R_BASE, 0, 1));
+	ASSERT_EQ(-ENOENT, raw_open(self->rw, REGION_READ));
+}
+
+/*
+ * Only the producer revokes: another process's handle is EINVAL, also in
+ * the producer's forked child (which the kernel would refuse, EPERM).
+ */
+static int revoke_in_child(void *hb)
+{
+	return pvm_handle_revoke(hb, PVM_HANDLE_SIZE);
+}
+
+TEST(region_revoke_arguments)
+{
+	static char buf[64] = "own";
+	unsigned char hb[PVM_HANDLE_SIZE], other[PVM_HANDLE_SIZE];
+	struct pvm_handle *h;
+	struct producer p;
+	char got[64];
+
+	if (!pvm_handle_kernel_has_regions())
+		SKIP(return, "the kernel has no regions");
+	ASSERT_EQ(0, pvm_handle_export(buf, sizeof(buf), PVM_HANDLE_READ, hb));
+	ASSERT_EQ(PVM_HANDLE_VERSION_REGION, hb[H_VERSION]);
+	ASSERT_EQ(0, producer_start(&p, 0, NULL));
+	p.export = 0;
+	ASSERT_EQ(0, producer_export(&p, 0, 64, PVM_HANDLE_READ, other));
+	ASSERT_EQ(-EINVAL, pvm_handle_revoke(other, sizeof(other)));
+	producer_stop(&p);
+	ASSERT_EQ(-EINVAL, in_child(revoke_in_child, hb));
+	/* Still live */
+	ASSERT_EQ(0, pvm_handle_open(hb, sizeof(hb), 0, &h));
+	ASSERT_EQ(sizeof(got), pvm_handle_pread(h, got, sizeof(got), 0));
+	pvm_handle_close(h);
+	ASSERT_EQ(0, memcmp(got, buf, sizeof(got)));
+	ASSERT_EQ(0, pvm_handle_revoke(hb, sizeof(hb)));
+	ASSERT_EQ(-EKEYREVOKED, pvm_handle_revoke(hb, sizeof(hb)));
+}
+
+/*
+ * No ptrace rights needed: a consumer whose process_vm_readv/writev are
+ * refused by a seccomp filter still reads and writes the region (and a
+ * CMA handle of the same producer shows the filter at work).
+ */
+struct without_cma {
+	unsigned char cma[PVM_HANDLE_SIZE];
+	unsigned char region[PVM_HANDLE_SIZE];
+};
+
+static int consumer_without_cma(void *p)
+{
+	const struct without_cma *w = p;
+	uint8_t got[R_LEN], mark[16];
+	struct pvm_handle *h;
+	int err;
+
+	if (forbid_cma())
+		return -EUCLEAN;
+	err = pvm_handle_open(w->cma, PVM_HANDLE_SIZE, 0, &h);
+	pvm_handle_close(h);
+	if (err != -EPERM)
+		return -ENOTRECOVERABLE;
+	err = pvm_handle_open(w->region, PVM_HANDLE_SIZE, 0, &h);
+	if (err)
+		return err;
+	memset(mark, 0x77, sizeof(mark));
+	if (pvm_handle_pread(h, got, R_LEN, 0) != R_LEN ||
+	    check_pattern(got, R_BASE, R_LEN) ||
+	    pvm_handle_pwrite(h, mark, sizeof(mark), 0) != sizeof(mark))
+		err = -EIO;
+	pvm_handle_close(h);
+	return err;
+}
+
+TEST_F(region, without_cma)
+{
+	struct without_cma w;
+	uint8_t mark[16];
+
+	memcpy(w.region, self->rw, sizeof(w.region));
+	self->p.export = PVM_HANDLE_EXPORT_CMA;
+	ASSERT_EQ(0, producer_export(&self->p, 0, BUF_LEN, PVM_HANDLE_RDWR,
+				     w.cma));
+	ASSERT_EQ(0, in_child(consumer_without_cma, &w));
+	memset(mark, 0x77, sizeof(mark));
+	ASSERT_EQ(0, producer_compare(&self->p, R_BASE, sizeof(mark), mark));
+}
+
+/*
+ * Another uid: the kernel's default, which the library keeps, is the
+ * producer's effective uid only (EACCES).  A consumer of the producer's
+ * uid, its sibling here, opens it.
+ */
+TEST(region_other_uid)
+{
+	struct consumer_arg a = { .uid = UID_OTHER };
+	unsigned char hb[PVM_HANDLE_SIZE];
+	struct producer p;
+	int fds[2];
+
+	if (!pvm_handle_kernel_has_regions())
+		SKIP(return, "the kernel has no regions");
+	if (geteuid())
+		SKIP(return, "needs root to switch uids");
+	ASSERT_EQ(0, producer_start(&p, UID_PRODUCER, NULL));
+	p.export = 0;
+	ASSERT_EQ(0, producer_export(&p, 0, BUF_LEN, PVM_HANDLE_RDWR, hb));
+	ASSERT_EQ(0, pipe(fds));
+	ASSERT_EQ(0, write_full(fds[1], hb, sizeof(hb)));
+	a.fd = fds[0];
+	ASSERT_EQ(-EACCES, in_child(consumer, &a));
+	ASSERT_EQ(0, write_full(fds[1], hb, sizeof(hb)));
+	a.uid = UID_PRODUCER;
+	ASSERT_EQ(0, in_child(consumer, &a));
+	close(fds[0]);
+	close(fds[1]);
+	producer_stop(&p);
+}
+
+/* ------------------------------------------------------------------ */
 /* The producer's pid reused by another process                        */
 /* ------------------------------------------------------------------ */
 
@@ -1059,9 +1468,25 @@ FIXTURE(bad) {
 	unsigned char hb[PVM_HANDLE_SIZE];
 };
 
+FIXTURE_VARIANT(bad) {
+	bool region;
+};
+
+FIXTURE_VARIANT_ADD(bad, cma) {
+	.region = false,
+};
+
+FIXTURE_VARIANT_ADD(bad, region) {
+	.region = true,
+};
+
 FIXTURE_SETUP(bad)
 {
+	if (variant->region && !pvm_handle_kernel_has_regions())
+		SKIP(return, "the kernel has no regions");
 	ASSERT_EQ(0, producer_start(&self->p, 0, NULL));
+	if (variant->region)
+		self->p.export = 0;
 	ASSERT_EQ(0, producer_export(&self->p, 0, BUF_LEN, PVM_HANDLE_RDWR,
 				     self->hb));
 	srandom(getpid());
@@ -1102,7 +1527,7 @@ TEST_F(bad, version)
 	int v;
 
 	for (v = 0; v < 256; v++) {
-		if (v == PVM_HANDLE_VERSION)
+		if (v == PVM_HANDLE_VERSION || v == PVM_HANDLE_VERSION_REGION)
 			continue;
 		memcpy(b, self->hb, sizeof(b));
 		b[H_VERSION] = v;
@@ -1141,7 +1566,8 @@ TEST_F(bad, garbage)
 
 /*
  * Well-sealed handles with one field changed, as a confused or hostile
- * producer could send: each change has one right answer.
+ * producer could send: each change has one right answer.  A forge with
+ * @flip set flips the bits of @value in byte @off instead.
  */
 struct forge {
 	const char *name;
@@ -1149,6 +1575,7 @@ struct forge {
 	int bytes;
 	uint64_t value;
 	int expect;
+	bool flip;
 };
 
 static const struct forge forgeries[] = {
@@ -1175,18 +1602,41 @@ static const struct forge forgeries[] = {
 	  sizeof(void *) == 8 ? -EKEYREVOKED : -EOVERFLOW },
 	{ "cookie 0", H_COOKIE, 8, 0, -EBADMSG },
 	{ "cookie other", H_COOKIE, 8, 42, -EKEYREVOKED },
+	{ NULL },
+};
+
+/* A region's: the kernel refuses every id and secret but the region's */
+static const struct forge region_forgeries[] = {
+	{ "byte 6", H_ID, 1, 1, -EBADMSG },
+	{ "byte 7", H_RESERVED, 1, 1, -EBADMSG },
+	{ "access 0", H_ACCESS, 1, 0, -EBADMSG },
+	{ "access 4", H_ACCESS, 1, 4, -EBADMSG },
+	{ "access read", H_ACCESS, 1, PVM_HANDLE_READ, 0 },
+	{ "pid 0", H_PID, 4, 0, -EBADMSG },
+	{ "pid 2^31", H_PID, 4, 1u << 31, -EBADMSG },
+	{ "pid 1 (the kernel names the owner)", H_PID, 4, 1, 0 },
+	{ "id 0", H_REGION_ID, 8, 0, -ENOENT },
+	{ "id + 1", H_REGION_ID, 1, 1, -ENOENT, true },
+	{ "id 2^32", H_REGION_ID, 8, 1ull << 32, -ENOENT },
+	{ "secret, first bit", H_SECRET, 1, 0x01, -ENOENT, true },
+	{ "secret, last bit", H_SECRET + 15, 1, 0x80, -ENOENT, true },
+	{ "secret 0", H_SECRET, 8, 0, -ENOENT },
+	{ "byte 40", H_REGION_END, 1, 1, -EBADMSG },
+	{ "byte 63", PVM_HANDLE_SIZE - 1, 1, 0x80, -EBADMSG },
+	{ NULL },
 };
 
 TEST_F(bad, forged_fields)
 {
+	const struct forge *f = variant->region ? region_forgeries : forgeries;
 	unsigned char b[PVM_HANDLE_SIZE];
-	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(forgeries); i++) {
-		const struct forge *f = &forgeries[i];
-
+	for (; f->name; f++) {
 		memcpy(b, self->hb, sizeof(b));
-		put_le(b + f->off, f->value, f->bytes);
+		if (f->flip)
+			b[f->off] ^= f->value;
+		else
+			put_le(b + f->off, f->value, f->bytes);
 		reseal(b);
 		ASSERT_EQ(f->expect, try_open(b, sizeof(b)))
 			TH_LOG("forged %s", f->name);
@@ -1198,6 +1648,8 @@ TEST_F(bad, start_time_only)
 {
 	unsigned char b[PVM_HANDLE_SIZE];
 
+	if (variant->region)
+		SKIP(return, "a region handle has no identity fields");
 	memcpy(b, self->hb, sizeof(b));
 	b[H_ID] = 2;
 	put_le(b + H_INO, 0, 8);
@@ -1208,11 +1660,20 @@ TEST_F(bad, start_time_only)
 	ASSERT_EQ(-ESTALE, try_open(b, sizeof(b)));
 }
 
-/* Random values in random fields, sealed: an error or a working handle */
+/*
+ * Random values in random fields, sealed: an error or a working handle.
+ * A region handle's id and secret (two fields of 8 bytes here) are the
+ * kernel's to refuse.
+ */
 TEST_F(bad, sealed_random)
 {
-	static const int offs[] = { H_ACCESS, H_ID, H_PID, H_INO, H_START,
-				    H_ADDR, H_LEN, H_SLOT, H_COOKIE };
+	static const int cma_offs[] = { H_ACCESS, H_ID, H_PID, H_INO, H_START,
+					H_ADDR, H_LEN, H_SLOT, H_COOKIE };
+	static const int region_offs[] = { H_ACCESS, H_ID, H_PID, H_REGION_ID,
+					   H_SECRET, H_SECRET + 8,
+					   H_REGION_END, H_REGION_END + 8,
+					   H_REGION_END + 16 };
+	const int *offs = variant->region ? region_offs : cma_offs;
 	unsigned char b[PVM_HANDLE_SIZE];
 	struct pvm_handle *h;
 	uint8_t got[64];
@@ -1228,7 +1689,8 @@ TEST_F(bad, sealed_random)
 		if (err) {
 			ASSERT_TRUE(err == -EBADMSG || err == -ESRCH ||
 				    err == -ESTALE || err == -EKEYREVOKED ||
-				    err == -EPERM || err == -EOVERFLOW);
+				    err == -EPERM || err == -EOVERFLOW ||
+				    (variant->region && err == -ENOENT));
 			continue;
 		}
 		/* Still names the producer: reads work or fault */
@@ -1252,8 +1714,13 @@ TEST(bad_arguments)
 					     hb));
 	ASSERT_EQ(-EINVAL, pvm_handle_export(buf, 1, 0, hb));
 	ASSERT_EQ(-EINVAL, pvm_handle_export(buf, 1, 4, hb));
+	ASSERT_EQ(-EINVAL, pvm_handle_export(buf, 1, PVM_HANDLE_EXPORT_CMA, hb));
+	ASSERT_EQ(-EINVAL, pvm_handle_export(buf, 1, PVM_HANDLE_READ |
+					     PVM_HANDLE_EXPORT_CMA << 1, hb));
 	ASSERT_EQ(-EINVAL, pvm_handle_export(buf, 1, PVM_HANDLE_READ, NULL));
-	ASSERT_EQ(0, pvm_handle_export(buf, 1, PVM_HANDLE_READ, hb));
+	ASSERT_EQ(0, pvm_handle_export(buf, 1, PVM_HANDLE_READ |
+				       PVM_HANDLE_EXPORT_CMA, hb));
+	ASSERT_EQ(PVM_HANDLE_VERSION, hb[H_VERSION]);
 	ASSERT_EQ(-EINVAL, pvm_handle_open(NULL, sizeof(hb), 0, &h));
 	ASSERT_EQ(-EINVAL, pvm_handle_open(hb, sizeof(hb), 0, NULL));
 	ASSERT_EQ(-EINVAL, pvm_handle_open(hb, sizeof(hb), 2, &h));
@@ -1502,7 +1969,9 @@ TEST(error_strings)
 		     pvm_handle_strerror(-ESTALE));
 	ASSERT_STREQ("not a valid pvm_handle (size, magic, CRC or a field)",
 		     pvm_handle_strerror(-EBADMSG));
-	ASSERT_STREQ(strerror(ENOENT), pvm_handle_strerror(-ENOENT));
+	ASSERT_STREQ("no such region: a forged handle, or revoked and closed",
+		     pvm_handle_strerror(-ENOENT));
+	ASSERT_STREQ(strerror(ENOTDIR), pvm_handle_strerror(-ENOTDIR));
 	ASSERT_STREQ(strerror(0), pvm_handle_strerror(0));
 	ASSERT_STREQ("unknown error", pvm_handle_strerror(INT_MIN));
 }
