@@ -372,6 +372,7 @@ static int pvm_region_fault_in_intr(struct iov_iter *iter, bool write)
 	size_t off = iter->iov_offset;
 	unsigned long i = 0;
 	struct page *page;
+	int locked = 1;
 	long got;
 
 	/* Past the empty entries, to the byte the copy stopped at. */
@@ -380,9 +381,15 @@ static int pvm_region_fault_in_intr(struct iov_iter *iter, bool write)
 		off = 0;
 		i++;
 	}
-	got = pin_user_pages_fast((unsigned long)iov[i].iov_base + off, 1,
-				  (write ? 0 : FOLL_WRITE) | FOLL_INTERRUPTIBLE,
-				  &page);
+	/* The fast path takes no FOLL_INTERRUPTIBLE: pin "remotely". */
+	if (mmap_read_lock_killable(current->mm))
+		return -EINTR;
+	got = pin_user_pages_remote(current->mm,
+				    (unsigned long)iov[i].iov_base + off, 1,
+				    (write ? 0 : FOLL_WRITE) | FOLL_INTERRUPTIBLE,
+				    &page, &locked);
+	if (locked)
+		mmap_read_unlock(current->mm);
 	if (got != 1)
 		return got == -EINTR ? -EINTR : -EFAULT;
 	unpin_user_page(page);
