@@ -43,21 +43,8 @@
 #include <sys/stat.h>
 #include <linux/io_uring.h>
 
-#ifdef __has_include
-#if __has_include("linux/process_vm.h")
-#include <linux/process_vm.h>
-#endif
-#endif
-
 #include "../kselftest_harness.h"
 
-/* Not assigned upstream: the series' numbers on x86_64, i386 and arm64 */
-#ifndef __NR_process_vm_export
-#define __NR_process_vm_export	1000
-#endif
-#ifndef __NR_process_vm_open
-#define __NR_process_vm_open	1001
-#endif
 #ifndef PROCESS_VM_REGION_GET_HANDLE
 #define PROCESS_VM_REGION_READ	1
 #define PROCESS_VM_REGION_WRITE	2

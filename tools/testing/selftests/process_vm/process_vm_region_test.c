@@ -51,21 +51,8 @@
 #include <linux/io_uring.h>
 #include <linux/seccomp.h>
 
-#ifdef __has_include
-#if __has_include("linux/process_vm.h")
-#include <linux/process_vm.h>
-#endif
-#endif
-
 #include "../kselftest_harness.h"
 
-/* Not assigned upstream: the series' number on x86_64, i386 and arm64 */
-#ifndef __NR_process_vm_export
-#define __NR_process_vm_export	1000
-#endif
-#ifndef __NR_process_vm_open
-#define __NR_process_vm_open	1001
-#endif
 #ifndef PROCESS_VM_REGION_READ
 #define PROCESS_VM_REGION_READ	1
 #endif

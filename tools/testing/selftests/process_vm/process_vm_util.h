@@ -283,4 +283,20 @@ int pvm_uffd_next_fault(int uffd, int timeout_ms, struct uffd_msg *msg);
 int pvm_uffd_copy(int uffd, unsigned long addr, const void *page,
 		  size_t len);
 
+/*
+ * Region fds: this tree's uapi header where the build has it, and the
+ * series' syscall numbers (not assigned upstream; x86_64, i386, arm64).
+ */
+#ifdef __has_include
+#if __has_include("linux/process_vm.h")
+#include <linux/process_vm.h>
+#endif
+#endif
+#ifndef __NR_process_vm_export
+#define __NR_process_vm_export	1000
+#endif
+#ifndef __NR_process_vm_open
+#define __NR_process_vm_open	1001
+#endif
+
 #endif /* __PROCESS_VM_UTIL_H */
