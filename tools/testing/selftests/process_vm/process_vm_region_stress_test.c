@@ -771,14 +771,15 @@ static int owner_step(struct owner *o)
 /*
  * An owner's life, in a child of the test: a short one, ended by exit
  * (its regions still open, or closed first) or by exec, or by the end of
- * the test.
+ * the test.  Its length is a number of steps, not a time: a debug kernel
+ * under emulation, loaded by the other stress tests, can take longer than
+ * any short time to set an owner up, which then would export nothing.
  */
 static void owner_main(int idx, const int *socks, unsigned int seed)
 {
-	long long end = pvm_now_ms() + 50 + seed % 300;
+	int steps = 32 + seed % 224, i, err = 0;
 	struct owner o = { .idx = idx, .seed = seed };
 	pthread_t th;
-	int i, err = 0;
 
 	o.area = pvm_map(4 * NBUF * buf_len, PROT_NONE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
@@ -797,7 +798,7 @@ static void owner_main(int idx, const int *socks, unsigned int seed)
 		      owner_remap(&o, i);
 	if (err || pthread_create(&th, NULL, revoker, &o))
 		_exit(3);
-	while (!err && !stopping() && pvm_now_ms() < end) {
+	while (!err && !stopping() && steps--) {
 		err = owner_step(&o);
 		usleep(100 + rand_r(&o.seed) % 400);
 	}
