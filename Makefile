@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Cross Memory Attach overlay: unpacks the Debian linux-source-6.12 tarball,
-# lays this repository's files and patches/series on it, builds the kernels
+# makes it a git tree with the series (patches/vN) as a branch, lays this
+# repository's files on it, builds the kernels
 # out of tree, boots them under QEMU and runs the tests.  `make help` lists
 # the targets.
 
@@ -28,7 +29,8 @@ OVERLAY_DIRS := Documentation include io_uring kernel mm tools
 # part of the series either.
 OVERLAY      := $(filter-out Documentation/man/% tools/lib/pvm_handle/%, \
 		$(wildcard $(shell git ls-files -- $(OVERLAY_DIRS))))
-PATCHES      := patches/series $(wildcard patches/*.patch)
+# The stored series: git format-patch output of the highest version.
+SERIES       := $(wildcard $(shell ls -d patches/v[0-9]* | sort -V | tail -n 1)/*.patch)
 
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export CCACHE_BASEDIR := $(B)
@@ -48,14 +50,14 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
-	tools-test stress mutate kunit bench calibrate interop patches docs clean clean-out \
+	tools-test stress mutate kunit bench calibrate interop patches series-verify docs clean clean-out \
 	distclean FORCE
 
 help:
 	@echo 'Cross Memory Attach on Linux 6.12 -- targets:'
 	@echo '  make run        build what is missing, boot our kernel, demo + bandwidth table'
 	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit,'
-	@echo '                 short stress in the debug kernel, docs, tools-test, patches'
+	@echo '                 short stress in the debug kernel, docs, tools-test, the series'
 	@echo '                 round trip, vm-run itself (scripts/pvm/vm-run-test: fake QEMU)'
 	@echo '  make check-i386 the suite and KUnit on i386 with HIGHMEM (ours vs stock,'
 	@echo '                 3 GiB guests, the highmem proof); make check-arm64 on arm64'
@@ -71,8 +73,11 @@ help:
 	@echo '                 out/bench/calibration.md; boots the kernels built, builds none'
 	@echo '  make interop    Open MPI, MPICH, UCX, libfabric over CMA on host / stock VM /'
 	@echo '                 ours VM, CMA on and off, Yama 0/1, root/nobody: out/interop/'
-	@echo '  make patches    git format-patch series in out/patches/, checkpatch --strict;'
-	@echo '                 builds the kernel at every commit of the series (long)'
+	@echo '  make patches    export branch pvm of build/ours/src (the series as a git'
+	@echo '                 branch) to patches/vN (NEW=1: a new version, range-diff in'
+	@echo '                 its cover letter), then make series-verify'
+	@echo '  make series-verify  checkpatch --strict, the stored series on the base gives'
+	@echo '                 this repository'"'"'s kernel files, every commit builds (long)'
 	@echo '  make docs       man pages (patch, groff/man/mandoc warnings, EXAMPLES built,'
 	@echo '                 process_vm_export(2)'"'"'s run), process_vm.rst via Sphinx,'
 	@echo '                 kernel-doc; rendered pages in out/docs/NAME.2.txt'
@@ -104,11 +109,11 @@ $(B)/pristine.stamp: | deps
 # The source trees share unchanged files with the pristine base by hard
 # link; rsync and patch replace files rather than write into them.
 tree: $(B)/ours/src.stamp
-$(B)/ours/src.stamp: $(B)/pristine.stamp $(OVERLAY) $(PATCHES)
-	scripts/pvm/prepare-tree $(PRISTINE) $(B)/ours/src $(OVERLAY)
+$(B)/ours/src.stamp: $(B)/pristine.stamp $(OVERLAY) $(SERIES)
+	scripts/pvm/series apply $(PRISTINE) $(B)/ours/src $(OVERLAY)
 	touch $@
 # A file that leaves the overlay changes no prerequisite's time: compare
-# with the list of files prepare-tree laid.
+# with the list of files series apply laid.
 ifneq ($(sort $(OVERLAY)),$(sort $(file < $(B)/ours/src.overlay)))
 $(B)/ours/src.stamp: FORCE
 endif
@@ -133,7 +138,7 @@ KCONFIG = $(call KMAKE,$(1),$(2)) tinyconfig && \
 	scripts/pvm/check-config $(1)/obj/.config $(call FRAGS,$(3)) || \
 		{ rm $(1)/obj/.config; exit 1; }
 
-$(B)/ours/obj/.config: $(call FRAGS,x86_64) $(PATCHES) | $(B)/ours/src.stamp
+$(B)/ours/obj/.config: $(call FRAGS,x86_64) $(SERIES) | $(B)/ours/src.stamp
 	mkdir -p $(@D) && rm -f $@
 	$(call KCONFIG,$(B)/ours,,x86_64)
 $(B)/stock/obj/.config: $(B)/stock/src.stamp $(B)/ours/obj/.config
@@ -168,7 +173,7 @@ TRIPLET_i386  := i386-linux-gnu
 TRIPLET_arm64 := aarch64-linux-gnu
 .PHONY: check-arches $(foreach a,$(ARCHES),kernel-$(a) stock-$(a) selftests-$(a) check-$(a))
 
-$(B)/ours-%/obj/.config: $(call FRAGS,%) $(PATCHES) | $(B)/ours/src.stamp
+$(B)/ours-%/obj/.config: $(call FRAGS,%) $(SERIES) | $(B)/ours/src.stamp
 	mkdir -p $(@D) && ln -sfn ../ours/src $(B)/ours-$*/src && rm -f $@
 	$(call KCONFIG,$(B)/ours-$*,$*,$*)
 $(B)/stock-%/obj/.config: $(B)/ours-%/obj/.config $(B)/stock/src.stamp
@@ -236,7 +241,7 @@ $(B)/tools/insnprof.so: scripts/pvm/insnprof.c scripts/pvm/qemu-plugin-v1.h
 run: kernel tools
 	$(VM) --kernel ours -- scripts/pvm/demo $(B)/tools
 
-check: kernels debug selftests patches
+check: kernels debug selftests series-verify
 	scripts/pvm/check
 
 # The command line of every tool and script; builds the tools itself.
@@ -269,9 +274,15 @@ calibrate: tools
 interop: kernels
 	scripts/pvm/interop
 
+# Export branch pvm of build/ours/src to patches/vN (NEW=1: vN+1), then
+# check it as make check does.
 patches: tree
-	@echo 'patches: checkpatch, git am, then a kernel build at every commit of the series'
-	scripts/pvm/format-patches $(PRISTINE) $(B)/ours/src $(CURDIR)/out/patches
+	scripts/pvm/series export $(B)/ours/src $(if $(NEW),--new-version) $(OVERLAY)
+	$(MAKE) -s series-verify
+
+series-verify: tree kernel
+	@echo 'series: checkpatch, the series against this repository, then a kernel build at every commit'
+	scripts/pvm/series verify $(B)/ours/src $(OVERLAY)
 
 # The kernel base gives Documentation/conf.py, its Sphinx extensions and
 # scripts/kernel-doc.
