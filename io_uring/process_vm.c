@@ -87,8 +87,7 @@ static int io_pvm_import_one(struct io_kiocb *req, struct io_pvm *pvm,
 			     const struct iovec __user *rvec)
 {
 	struct iovec *iov = &pvm->l;
-	/* Only __import_iovec() writes it and nothing reads it: no clearing. */
-	struct iov_iter iter __uninitialized;
+	struct iov_iter iter;
 	ssize_t ret;
 
 	pvm->r.iov_len = 0;
@@ -185,8 +184,7 @@ static int io_pvm_copy(struct io_kiocb *req, struct io_pvm *pvm,
 		       enum pvm_mode mode, size_t *copied)
 {
 	struct io_pvm_async *a = req->async_data;
-	/* iov_iter_ubuf() sets all of it: no clearing on every issue. */
-	struct iov_iter one __uninitialized;
+	struct iov_iter one;
 	int err;
 
 	if (req_has_async_data(req)) {

@@ -433,8 +433,7 @@ static struct page **pvm_alloc_batch(unsigned long nr, gfp_t gfp)
 
 /**
  * pvm_copy_mm() - Copy between the local iterator and a remote address space.
- * @c: copy state with @mm, @iter, @write and @mode filled in; the rest is
- *	set here.
+ * @c: copy state with @mm, @iter, @write and @mode filled in.
  * @riov: remote iovecs.
  * @riovcnt: number of remote iovecs.
  * @nr: pvm_batch_pages() of the remote iovecs: how large a batch to use.
@@ -450,7 +449,7 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 					   unsigned long riovcnt,
 					   unsigned long nr)
 {
-	struct page *stack_pages[PVM_STACK_PAGES] __uninitialized;
+	struct page *stack_pages[PVM_STACK_PAGES];
 	size_t before = iov_iter_count(c->iter);
 	unsigned long i;
 	int err = 0;
@@ -458,12 +457,8 @@ static __always_inline ssize_t pvm_copy_mm(struct pvm_copy *c,
 	c->gup_flags = (c->write ? FOLL_WRITE : 0) |
 		       (pvm_mode_nonblock(c->mode) ? FOLL_NOFAULT : 0) |
 		       (c->mode == PVM_INTR ? FOLL_INTERRUPTIBLE : 0);
-	c->keep = false;
 	c->pages = stack_pages;
 	c->max_pages = PVM_STACK_PAGES;
-	c->pinned = 0;
-	c->batches = 0;
-	c->runs = 0;
 	if (nr > PVM_STACK_PAGES) {
 		struct page **heap;
 
@@ -528,10 +523,9 @@ static struct task_struct *pvm_pid_task(struct pid *pid)
 static struct task_struct *pvm_get_task(pid_t pid, unsigned long flags)
 {
 	struct task_struct *task;
+	unsigned int f_flags;
 
 	if (flags & PROCESS_VM_PIDFD) {
-		/* Here, so that only this path zeroes it (INIT_STACK_ALL_ZERO). */
-		unsigned int f_flags;
 		struct pid *p = pidfd_get_pid(pid, &f_flags);
 
 		if (IS_ERR(p))
@@ -552,7 +546,7 @@ static struct task_struct *pvm_get_task(pid_t pid, unsigned long flags)
  * mm (kernel thread, zombie), ERR_PTR(-EPERM) if the caller may not access
  * it, ERR_PTR(-EINTR) if a fatal signal came while waiting for an exec.
  */
-static __always_inline struct mm_struct *pvm_task_mm(struct task_struct *task)
+static struct mm_struct *pvm_task_mm(struct task_struct *task)
 {
 	struct mm_struct *mm;
 
@@ -615,9 +609,9 @@ static void pvm_put_mm(struct pvm_copy *c)
  * @write: copy from @iter into the target.
  * @pinned: set to the number of pages pinned, for the tracepoint.
  *
- * The copy state is filled in field by field once the target is known, so
- * that no call clears all of it (an initializer would, as would
- * CONFIG_INIT_STACK_ALL_ZERO) and calls failing earlier pay nothing.
+ * The copy state is set up here, not in the syscall body, so that calls
+ * failing before the target is found do not pay for initialising it
+ * (all of it is, with CONFIG_INIT_STACK_ALL_ZERO).
  *
  * Return: bytes copied or a negative errno.
  */
@@ -626,7 +620,11 @@ pvm_transfer(pid_t pid, unsigned long flags, struct iov_iter *iter,
 	     const struct iovec *riov, unsigned long riovcnt, bool write,
 	     unsigned long *pinned)
 {
-	struct pvm_copy c __uninitialized;
+	struct pvm_copy c = {
+		.iter = iter,
+		.write = write,
+		.mode = flags & PROCESS_VM_NOWAIT ? PVM_NOWAIT : PVM_BLOCK,
+	};
 	struct task_struct *task;
 	unsigned long nr;
 	ssize_t ret;
@@ -640,10 +638,6 @@ pvm_transfer(pid_t pid, unsigned long flags, struct iov_iter *iter,
 	c.mm = pvm_task_mm(task);
 	if (IS_ERR(c.mm))
 		return PTR_ERR(c.mm);
-	c.iter = iter;
-	c.write = write;
-	c.mode = flags & PROCESS_VM_NOWAIT ? PVM_NOWAIT : PVM_BLOCK;
-	c.nofault = false;
 	ret = pvm_copy_mm(&c, riov, riovcnt, nr);
 	pvm_put_mm(&c);
 	*pinned = c.pinned;
@@ -681,7 +675,12 @@ int process_vm_copy(struct file *pidfd, struct mm_struct **bound,
 		    struct iov_iter *iter, const struct iovec *riov,
 		    unsigned long riovcnt, bool write, enum pvm_mode mode)
 {
-	struct pvm_copy c __uninitialized;
+	struct pvm_copy c = {
+		.iter = iter,
+		.write = write,
+		.mode = mode,
+		.nofault = mode == PVM_TRY,
+	};
 	struct task_struct *task;
 	struct pid *pid;
 	unsigned long nr;
@@ -698,10 +697,6 @@ int process_vm_copy(struct file *pidfd, struct mm_struct **bound,
 	c.mm = mode == PVM_TRY ? pvm_task_mm_try(task) : pvm_task_mm(task);
 	if (IS_ERR(c.mm))
 		return PTR_ERR(c.mm);
-	c.iter = iter;
-	c.write = write;
-	c.mode = mode;
-	c.nofault = mode == PVM_TRY;
 	if (*bound && *bound != c.mm) {
 		c.err = -ESRCH;
 	} else if (pvm_copy_mm(&c, riov, riovcnt, nr) > 0 && !*bound) {
@@ -735,17 +730,18 @@ int process_vm_copy_mm(struct mm_struct *mm, struct iov_iter *iter,
 		       const struct iovec *riov, unsigned long riovcnt,
 		       bool write, enum pvm_mode mode, bool nofault)
 {
-	struct pvm_copy c __uninitialized;
+	struct pvm_copy c = {
+		.mm = mm,
+		.iter = iter,
+		.write = write,
+		.mode = mode,
+		.nofault = nofault,
+	};
 	unsigned long nr;
 
 	nr = pvm_batch_pages(riov, riovcnt, iov_iter_count(iter));
 	if (!nr)
 		return 0;
-	c.mm = mm;
-	c.iter = iter;
-	c.write = write;
-	c.mode = mode;
-	c.nofault = nofault;
 	pvm_copy_mm(&c, riov, riovcnt, nr);
 	return c.err;
 }
@@ -772,27 +768,17 @@ size_t process_vm_copy_pages(struct page **pages, unsigned long nr,
 			     size_t offset, size_t bytes, struct iov_iter *iter,
 			     bool write, bool nofault)
 {
-	struct pvm_copy c __uninitialized;
+	struct pvm_copy c = {
+		.iter = iter,
+		.pages = pages,
+		.write = write,
+		.mode = PVM_BLOCK,
+		.nofault = nofault,
+		.keep = true,
+	};
 
-	c.iter = iter;
-	c.pages = pages;
-	c.write = write;
-	c.mode = PVM_BLOCK;
-	c.nofault = nofault;
-	c.keep = true;
 	return pvm_copy_batch(&c, offset, bytes, nr);
 }
-
-/*
- * The on-stack iovecs, in a struct for the frame's sake: GCC aligns a local
- * array of 16-byte elements to 16 bytes on x86-64, which under the kernel's
- * 8-byte stack alignment means realigning the frame on every call (about a
- * dozen instructions, with the seventh argument on the stack); a struct
- * keeps its members' alignment of 8.
- */
-struct pvm_iovecs {
-	struct iovec iov[UIO_FASTIOV];
-};
 
 /**
  * process_vm_rw() - Common body of process_vm_readv() and process_vm_writev().
@@ -816,16 +802,9 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 			     unsigned long riovcnt, unsigned long flags,
 			     bool write)
 {
-	/*
-	 * import_iovec() and iovec_from_user() fill every entry they hand
-	 * back, and import_iovec() all of @iter when it succeeds; nothing
-	 * else is read, so CONFIG_INIT_STACK_ALL_ZERO need not clear these
-	 * 296 bytes on every call.
-	 */
-	struct pvm_iovecs lstack __uninitialized;
-	struct pvm_iovecs rstack __uninitialized;
-	struct iovec *liov = lstack.iov, *riov;
-	struct iov_iter iter __uninitialized;
+	struct iovec lstack[UIO_FASTIOV], rstack[UIO_FASTIOV];
+	struct iovec *liov = lstack, *riov;
+	struct iov_iter iter;
 	unsigned long pinned = 0;
 	size_t requested = 0;
 	ssize_t ret;
@@ -839,19 +818,17 @@ static ssize_t process_vm_rw(pid_t pid, const struct iovec __user *lvec,
 	if (ret <= 0)
 		goto out_local;
 	requested = ret;
-	riov = iovec_from_user(rvec, riovcnt, UIO_FASTIOV, rstack.iov,
+	riov = iovec_from_user(rvec, riovcnt, UIO_FASTIOV, rstack,
 			       in_compat_syscall());
 	if (IS_ERR(riov)) {
 		ret = PTR_ERR(riov);
 		goto out_local;
 	}
 	ret = pvm_transfer(pid, flags, &iter, riov, riovcnt, write, &pinned);
-	if (riov != rstack.iov)
+	if (riov != rstack)
 		kfree(riov);
 out_local:
-	/* Only more than UIO_FASTIOV entries are allocated; spare the call. */
-	if (liovcnt > UIO_FASTIOV)
-		kfree(liov);
+	kfree(liov);
 out:
 	trace_process_vm_rw(pid, flags, write, liovcnt, riovcnt, requested,
 			    pinned, ret);

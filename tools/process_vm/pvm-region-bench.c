@@ -33,7 +33,7 @@
 #include "pvm_args.h"
 
 #ifndef __NR_process_vm_export
-#define __NR_process_vm_export	1000
+#define __NR_process_vm_export	472
 #endif
 
 #define MAX_SIZE	(16UL << 20)

@@ -31,10 +31,10 @@
 #include "pvm_args.h"
 
 #ifndef __NR_process_vm_export
-#define __NR_process_vm_export	1000
+#define __NR_process_vm_export	472
 #endif
 #ifndef __NR_process_vm_open
-#define __NR_process_vm_open	1001
+#define __NR_process_vm_open	473
 #endif
 
 static const char usage[] =

@@ -43,8 +43,8 @@
 #define PROCESS_VM_NOWAIT	_BITUL(1)
 #endif
 
-#define PVM_IORING_OP_READV	192
-#define PVM_IORING_OP_WRITEV	193
+#define PVM_IORING_OP_READV	65
+#define PVM_IORING_OP_WRITEV	66
 
 /**
  * pvm_uring_prep_rw() - fill an SQE for one of the process_vm opcodes

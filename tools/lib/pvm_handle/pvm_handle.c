@@ -58,8 +58,8 @@
 #else
 #define PVMH_NR(nr)		(nr)
 #endif
-#define PVMH_NR_EXPORT		PVMH_NR(1000)		/* process_vm_export */
-#define PVMH_NR_OPEN		PVMH_NR(1001)		/* process_vm_open */
+#define PVMH_NR_EXPORT		PVMH_NR(472)		/* process_vm_export */
+#define PVMH_NR_OPEN		PVMH_NR(473)		/* process_vm_open */
 #define PVMH_REGION_READ	0x1u	/* PROCESS_VM_REGION_READ */
 #define PVMH_REGION_WRITE	0x2u	/* PROCESS_VM_REGION_WRITE */
 #define PVMH_SECRET_SIZE	16

@@ -56,8 +56,8 @@
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
 /* The regions of include/uapi/linux/process_vm.h, for a consumer's own calls */
-#define NR_PROCESS_VM_EXPORT	1000
-#define NR_PROCESS_VM_OPEN	1001
+#define NR_PROCESS_VM_EXPORT	472
+#define NR_PROCESS_VM_OPEN	473
 #define REGION_READ		0x1u
 #define REGION_WRITE		0x2u
 

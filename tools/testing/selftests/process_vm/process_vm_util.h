@@ -293,10 +293,10 @@ int pvm_uffd_copy(int uffd, unsigned long addr, const void *page,
 #endif
 #endif
 #ifndef __NR_process_vm_export
-#define __NR_process_vm_export	1000
+#define __NR_process_vm_export	472
 #endif
 #ifndef __NR_process_vm_open
-#define __NR_process_vm_open	1001
+#define __NR_process_vm_open	473
 #endif
 
 #endif /* __PROCESS_VM_UTIL_H */
