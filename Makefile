@@ -30,7 +30,7 @@ OVERLAY_DIRS := Documentation include io_uring kernel mm tools
 OVERLAY      := $(filter-out Documentation/man/% tools/lib/pvm_handle/%, \
 		$(wildcard $(shell git ls-files -- $(OVERLAY_DIRS))))
 # The stored series: git format-patch output of the highest version.
-SERIES       := $(wildcard $(shell ls -d patches/v[0-9]* | sort -V | tail -n 1)/*.patch)
+SERIES       := $(wildcard $(shell scripts/pvm/series current)/*.patch)
 
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export CCACHE_BASEDIR := $(B)
