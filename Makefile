@@ -77,7 +77,8 @@ help:
 	@echo '                 branch) to patches/vN (NEW=1: a new version, range-diff in'
 	@echo '                 its cover letter), then make series-verify'
 	@echo '  make series-verify  checkpatch --strict, the stored series on the base gives'
-	@echo '                 this repository'"'"'s kernel files, every commit builds (long)'
+	@echo '                 this repository'"'"'s kernel files, every commit builds (long);'
+	@echo '                 records it in patches/vN/built, which make check requires'
 	@echo '  make docs       man pages (patch, groff/man/mandoc warnings, EXAMPLES built,'
 	@echo '                 process_vm_export(2)'"'"'s run), process_vm.rst via Sphinx,'
 	@echo '                 kernel-doc; rendered pages in out/docs/NAME.2.txt'
@@ -241,7 +242,7 @@ $(B)/tools/insnprof.so: scripts/pvm/insnprof.c scripts/pvm/qemu-plugin-v1.h
 run: kernel tools
 	$(VM) --kernel ours -- scripts/pvm/demo $(B)/tools
 
-check: kernels debug selftests series-verify
+check: kernels debug selftests
 	scripts/pvm/check
 
 # The command line of every tool and script; builds the tools itself.

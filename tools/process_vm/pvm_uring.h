@@ -13,9 +13,10 @@
  * the request is submitted.  cqe->res is the number of bytes copied, or
  * -errno when nothing was, as for the system calls.
  *
- * The opcode numbers are not assigned upstream, so they get private names
- * here: a macro named like the kernel's enum constants would break a later
- * <linux/io_uring.h> that defines them.
+ * The opcodes are the series' IORING_OP_PROCESS_VM_READV/WRITEV (65/66,
+ * the next free numbers).  The macros here have names of their own: one
+ * named like the kernel's enum constants would break a <linux/io_uring.h>
+ * that defines them.
  *
  * Only io_uring_prep_rw() and SQE fields that every liburing release has
  * are used, so that this keeps building with liburing 2.3 and later.
