@@ -50,7 +50,7 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
-	tools-test stress mutate kunit bench calibrate interop patches series-verify docs clean clean-out \
+	tools-test stress mutate kunit bench calibrate interop patches series-verify docs liburing clean clean-out \
 	distclean FORCE
 
 help:
@@ -58,7 +58,10 @@ help:
 	@echo '  make run        build what is missing, boot our kernel, demo + bandwidth table'
 	@echo '  make check      all tests: selftests on ours/stock (VM) and host, KUnit,'
 	@echo '                 short stress in the debug kernel, docs, tools-test, the series'
-	@echo '                 round trip, vm-run itself (scripts/pvm/vm-run-test: fake QEMU)'
+	@echo '                 round trip, vm-run itself (scripts/pvm/vm-run-test: fake QEMU),'
+	@echo '                 the liburing patch'"'"'s test (ours: pass, stock: skip)'
+	@echo '  make liburing   Debian'"'"'s liburing source (apt-get source) with'
+	@echo '                 patches/liburing applied, built in build/liburing'
 	@echo '  make check-i386 the suite and KUnit on i386 with HIGHMEM (ours vs stock,'
 	@echo '                 3 GiB guests, the highmem proof); make check-arm64 on arm64'
 	@echo '                 (clang cross build); make check-arches: both'
@@ -242,7 +245,13 @@ $(B)/tools/insnprof.so: scripts/pvm/insnprof.c scripts/pvm/qemu-plugin-v1.h
 run: kernel tools
 	$(VM) --kernel ours -- scripts/pvm/demo $(B)/tools
 
-check: kernels debug selftests
+# Debian's liburing source with the liburing patch (patches/liburing), and
+# the patch's test.
+liburing: $(B)/liburing/ktap/liburing_process_vm
+$(B)/liburing/ktap/liburing_process_vm: $(wildcard patches/liburing/*.patch) scripts/pvm/liburing
+	scripts/pvm/liburing $(B)/liburing
+
+check: kernels debug selftests liburing
 	scripts/pvm/check
 
 # The command line of every tool and script; builds the tools itself.
