@@ -13,7 +13,8 @@
  * it first copied with, so that its two parts can never land in two
  * programs across an exec of the target.  The io-wq copy waits
  * interruptibly, because cancellation and exit reach a running io-wq
- * request only as a notification signal.
+ * request only as a notification signal; an interruption that is neither
+ * (a job-control stop, the freezer) resumes the copy instead of ending it.
  */
 #include <linux/kernel.h>
 #include <linux/capability.h>
@@ -22,6 +23,7 @@
 #include <linux/io_uring.h>
 #include <linux/process_vm.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/sysctl.h>
 #include <linux/uio.h>
@@ -29,6 +31,7 @@
 #include <uapi/linux/io_uring.h>
 
 #include "io_uring.h"
+#include "io-wq.h"
 #include "process_vm.h"
 
 /*
@@ -164,7 +167,7 @@ int io_process_vm_prep(struct io_kiocb *req, const struct io_uring_sqe *sqe)
 	return io_pvm_import(req, pvm, lvec, nr_liov, rvec, nr_riov);
 }
 
-/* Skip the remote bytes that have been copied, for the io-wq retry. */
+/* Skip the remote bytes that have been copied, for the next issue. */
 static void io_pvm_advance(struct io_pvm_async *a, size_t bytes)
 {
 	while (a->nr_riov && (bytes || !a->riov->iov_len)) {
@@ -193,8 +196,8 @@ static int io_pvm_copy(struct io_kiocb *req, struct io_pvm *pvm,
 		err = process_vm_copy(req->file, &pvm->mm, &a->iter, a->riov,
 				      a->nr_riov, pvm->write, mode);
 		*copied = before - iov_iter_count(&a->iter);
-		if (err == -EAGAIN)
-			io_pvm_advance(a, *copied);
+		/* For a retry, after -EAGAIN or an interruption that resumes. */
+		io_pvm_advance(a, *copied);
 		return err;
 	}
 	iov_iter_ubuf(&one, pvm->write ? ITER_SOURCE : ITER_DEST,
@@ -207,6 +210,18 @@ static int io_pvm_copy(struct io_kiocb *req, struct io_pvm *pvm,
 	pvm->r.iov_base += *copied;
 	pvm->r.iov_len -= *copied;
 	return err;
+}
+
+/*
+ * What ends an interrupted io-wq copy: cancellation of the request (which
+ * also covers the exit of the submitting task), the exit of the ring's
+ * io-wq and a fatal signal.  Any other interruption, a job-control stop
+ * of the submitter or the freezer, only wakes the wait up.
+ */
+static bool io_pvm_interrupted_for_good(struct io_kiocb *req)
+{
+	return fatal_signal_pending(current) || io_wq_worker_stopped() ||
+	       atomic_read(&req->work.flags) & IO_WQ_WORK_CANCEL;
 }
 
 int io_process_vm(struct io_kiocb *req, unsigned int issue_flags)
@@ -230,6 +245,17 @@ int io_process_vm(struct io_kiocb *req, unsigned int issue_flags)
 		req->flags |= REQ_F_NEED_CLEANUP;
 	if (err == -EAGAIN && mode == PVM_TRY)
 		return -EAGAIN;
+	/*
+	 * Not over: hand the request back to the submitter, whose task_work
+	 * issues it again from where it stopped.  A stopped submitter runs
+	 * no task_work, so the request waits out the stop there, not in a
+	 * worker.
+	 */
+	if (err == -EINTR && mode == PVM_INTR &&
+	    !io_pvm_interrupted_for_good(req)) {
+		io_req_task_queue(req);
+		return IOU_ISSUE_SKIP_COMPLETE;
+	}
 	/* A copy that stopped before either side ran out fails a link. */
 	if (err)
 		req_set_fail(req);

@@ -682,7 +682,7 @@ static void thp_runs_unpin_and_dirty(struct kunit *test)
 	struct iovec riov = { (void __user *)(base + PAGE_SIZE),
 			      2 * PAGE_SIZE };
 	struct iov_iter iter;
-	struct pvm_copy c = { .mm = current->mm, .iter = &iter };
+	struct pvm_copy c;
 	struct folio *folio, *next;
 	unsigned long local = pvm_test_before_hole(test);
 	ssize_t copied;
@@ -710,7 +710,9 @@ static void thp_runs_unpin_and_dirty(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, import_ubuf(write ? ITER_SOURCE : ITER_DEST,
 						  (void __user *)local,
 						  2 * PAGE_SIZE, &iter), 0);
-		c.write = write;
+		/* The counters are per copy: each pass starts from zero. */
+		c = (struct pvm_copy){ .mm = current->mm, .iter = &iter,
+				       .write = write };
 		/*
 		 * Up to the fault; an architecture's usercopy may stop short
 		 * of it (arm64 does on large copies) but must copy something.

@@ -1753,6 +1753,90 @@ TEST_F_TIMEOUT(uring, cancel_process_exit, 60)
 }
 
 /*
+ * A job-control stop does not end a copy.  The submitter, a child with its
+ * own ring, is stopped (SIGSTOP, then SIGTSTP) while its request waits in
+ * io-wq on a missing page whose handler never answers.  While it is
+ * stopped no worker waits on the fault; once it is continued the request
+ * waits there again, and when the page is supplied it completes whole.
+ */
+TEST_F_TIMEOUT(uring, stop_resumes, 60)
+{
+	static const int sigs[] = { SIGSTOP, SIGTSTP };
+	struct iovec l = { self->local, 100 }, r;
+	int out[2], status, ret, i, res;
+	struct pollfd pfd;
+	pid_t pid;
+
+	ret = start_uffd(_metadata, self, -1);
+	if (ret)
+		SKIP(return, "userfaultfd for kernel faults unavailable: %s",
+		     strerror(-ret));
+	for (i = 0; i < 2; i++) {
+		r = (struct iovec){ (void *)(self->uarea + i * psz), 100 };
+		prep(self);
+		ASSERT_EQ(0, pipe(out));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			struct io_uring_cqe *cqe;
+			struct io_uring ring;
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(out[0]);
+			if (io_uring_queue_init(8, &ring, 0) ||
+			    !sqe_rw(&ring, self->write, false, self->upidfd,
+				    &l, 1, &r, 1, 0, self->sqe_flags, 1) ||
+			    io_uring_submit(&ring) != 1)
+				_exit(1);
+			/* The stop and the continue interrupt the wait. */
+			do
+				ret = io_uring_wait_cqe(&ring, &cqe);
+			while (ret == -EINTR);
+			if (ret || pvm_write_full(out[1], &cqe->res,
+						  sizeof(cqe->res)) ||
+			    pvm_write_full(out[1], self->local, l.iov_len))
+				_exit(2);
+			_exit(0);
+		}
+		close(out[1]);
+		ASSERT_TRUE(poll_target(&self->u, cmd_uffd_waiters, 1, false,
+					WAIT_MS));
+		ASSERT_EQ(0, kill(pid, sigs[i]));
+		ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+		ASSERT_TRUE(WIFSTOPPED(status));
+		EXPECT_TRUE(poll_target(&self->u, cmd_uffd_waiters, 0, false,
+					WAIT_MS));
+		ASSERT_EQ(0, kill(pid, SIGCONT));
+		EXPECT_TRUE(poll_target(&self->u, cmd_uffd_waiters, 1, false,
+					WAIT_MS)) {
+			TH_LOG("the copy did not go on after SIGCONT");
+		}
+		pfd = (struct pollfd){ .fd = out[0], .events = POLLIN };
+		EXPECT_EQ(0, poll(&pfd, 1, 0)) {
+			TH_LOG("the request completed before its page came");
+		}
+		ASSERT_EQ(0, pvm_target_call(&self->u, cmd_uffd_populate,
+					     (unsigned long)r.iov_base, psz,
+					     0));
+		ASSERT_EQ(0, pvm_read_full(out[0], &res, sizeof(res)));
+		EXPECT_EQ((int)l.iov_len, res);
+		/* The child's local bytes: what a read brought. */
+		ASSERT_EQ(0, pvm_read_full(out[0], self->local, l.iov_len));
+		if (self->write) {
+			EXPECT_TRUE(remote_is(&self->u,
+					      (unsigned long)r.iov_base,
+					      l.iov_len, SEED_L, 0));
+		} else {
+			EXPECT_EQ(-1, pvm_check_at(self->local, l.iov_len,
+						   SEED_U, i * psz));
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+		close(out[0]);
+	}
+}
+
+/*
  * Every page pinned is unpinned again: after complete, short and failed
  * requests, and after requests stuck behind a resident page that were
  * cancelled or whose ring was closed.  Other pinners could move the
