@@ -14,7 +14,7 @@
  * programs across an exec of the target.  The io-wq copy waits
  * interruptibly, because cancellation and exit reach a running io-wq
  * request only as a notification signal; an interruption that is neither
- * (a job-control stop, the freezer) resumes the copy instead of ending it.
+ * (a job-control stop) resumes the copy instead of ending it.
  */
 #include <linux/kernel.h>
 #include <linux/capability.h>
@@ -215,8 +215,8 @@ static int io_pvm_copy(struct io_kiocb *req, struct io_pvm *pvm,
 /*
  * What ends an interrupted io-wq copy: cancellation of the request (which
  * also covers the exit of the submitting task), the exit of the ring's
- * io-wq and a fatal signal.  Any other interruption, a job-control stop
- * of the submitter or the freezer, only wakes the wait up.
+ * io-wq and a fatal signal.  Any other interruption, such as a job-control
+ * stop of the submitter, only wakes the wait up.
  */
 static bool io_pvm_interrupted_for_good(struct io_kiocb *req)
 {

@@ -26,6 +26,7 @@
  *   - PIN's charge to RLIMIT_MEMLOCK, and its return;
  *   - revoke while a holder waits for its own userfaultfd page, in a
  *     pread() or an io_uring READ in io-wq: revoke does not wait for it;
+ *     a stop of the submitter ends that READ (EINTR), as the rst says;
  *   - handles: PROCESS_VM_REGION_GET_HANDLE for the owner only, and
  *     process_vm_open(2)'s arguments, forged handles, the access and uid
  *     checks, the opened fd (its mode, the region's bytes, revocation),
@@ -2446,6 +2447,71 @@ TEST_F(stuck, revoke)
 		EXPECT_EQ(-1, holder_buf_check(self->hb,
 					       variant->first_resident));
 	}
+}
+
+/*
+ * What the rst says of a job-control stop: unlike the PROCESS_VM ops, an
+ * IORING_OP_READ of a region that waits in io-wq, here for a missing page
+ * of the holder's buffer, is ended by a stop of its submitter as io-wq
+ * ends the waits of other files: nothing read yet, so EINTR.  The holder,
+ * a child with its own ring, sends its userfaultfd and then the result.
+ */
+TEST(uring_read_stop)
+{
+	int sp[2], uffd, status;
+	struct uffd_msg msg;
+	struct pollfd pfd;
+	struct single s;
+	uint8_t *hb;
+	long res;
+	pid_t pid;
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	ASSERT_EQ(0, single_init(&s, 2 * psz, R_READ));
+	hb = pvm_map_anon(2 * psz);
+	ASSERT_NE(NULL, hb);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct io_uring_sqe sqe;
+		struct pvm_ring ring;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		uffd = pvm_uffd_register(hb, psz, 0, O_CLOEXEC | O_NONBLOCK);
+		if (uffd < 0 || pvm_send_fd(sp[1], uffd) || pvm_ring_init(&ring))
+			_exit(1);
+		sqe_read(&sqe, s.fd, hb, 2 * psz, 1);
+		sqe.flags |= IOSQE_ASYNC;
+		if (pvm_ring_submit(&ring, &sqe))
+			_exit(1);
+		do
+			res = pvm_ring_reap(&ring, 1000, NULL);
+		while (res == PVM_RING_NO_CQE);
+		_exit(pvm_write_full(sp[1], &res, sizeof(res)) ? 1 : 0);
+	}
+	uffd = pvm_recv_fd(sp[0]);
+	ASSERT_LE(0, uffd) TH_LOG("userfaultfd: %s", strerror(-uffd));
+	ASSERT_EQ(0, wait_fault(uffd, 5000, &msg));
+	ASSERT_EQ(0, kill(pid, SIGSTOP));
+	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_EQ(0, kill(pid, SIGCONT));
+	pfd = (struct pollfd){ .fd = sp[0], .events = POLLIN };
+	ASSERT_EQ(1, poll(&pfd, 1, 5000)) {
+		TH_LOG("the READ did not end: if it now resumes, say so in the rst");
+		kill(pid, SIGKILL);
+	}
+	ASSERT_EQ(0, pvm_read_full(sp[0], &res, sizeof(res)));
+	EXPECT_EQ(-EINTR, res);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	close(uffd);
+	close(sp[0]);
+	close(sp[1]);
+	munmap(hb, 2 * psz);
+	single_exit(&s);
 }
 
 /* ---- handles and process_vm_open(2) ----------------------------------- */

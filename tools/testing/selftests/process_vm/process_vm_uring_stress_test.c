@@ -10,7 +10,10 @@
  *                unmap, remap and re-protect their memory and exit;
  *  cancel_storm: requests stuck on a userfaultfd range nobody answers,
  *                ended by IORING_OP_ASYNC_CANCEL, by closing the ring and by
- *                the exit of the submitting thread, over and over.
+ *                the exit of the submitting thread, over and over;
+ *  stop_churn:   a submitter stopped and continued over and over while its
+ *                copies wait in io-wq on a target's contended mmap lock:
+ *                every copy completes whole and with the right bytes.
  *
  * Every completion must carry a result the syscall could give; every stuck
  * request must end within a second.  Pin balance and kernel reports are
@@ -411,6 +414,157 @@ TEST(cancel_storm)
 	reap(pid, s.pidfd);
 	ksft_print_msg("cancel_storm: %ld rounds of %d requests, worst %ld ms\n",
 		       rounds, STUCK, worst);
+}
+
+#define STOP_SEED	0x5709u
+
+/*
+ * A target whose region keeps its contents (STOP_SEED at every offset)
+ * while it takes its mmap lock for writing over and over, so that copies
+ * wait for it.
+ */
+static void lock_target(uint8_t *region, int ready)
+{
+	uint8_t *spare = pvm_map_anon(psz);
+	unsigned int i;
+
+	if (!spare || write(ready, "", 1) != 1)
+		return;
+	for (i = 0; ; i++)
+		mprotect(spare, psz, i & 1 ? PROT_READ : PROT_READ | PROT_WRITE);
+}
+
+struct stop_req {
+	struct iovec l, r;
+	bool write;
+};
+
+/* Queue QD whole-range copies: writes put back what the region holds. */
+static void prep_stop(struct io_uring *ring, struct stop_req *reqs,
+		      uint8_t *local, uint8_t *region, unsigned int *seed)
+{
+	size_t span = NPAGES * psz;
+	int i;
+
+	for (i = 0; i < QD; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+		struct stop_req *q = &reqs[i];
+		size_t len = 1 + rand_r(seed) % (2 * psz);
+		size_t off = rand_r(seed) % (span - len);
+
+		q->l = (struct iovec){ local + i * 2 * psz, len };
+		q->r = (struct iovec){ region + off, len };
+		q->write = rand_r(seed) % 2;
+		if (q->write) {
+			pvm_fill_at(q->l.iov_base, len, STOP_SEED, off);
+			pvm_uring_prep_writev(sqe, 0, &q->l, 1, &q->r, 1, 0);
+		} else {
+			pvm_uring_prep_readv(sqe, 0, &q->l, 1, &q->r, 1, 0);
+		}
+		sqe->flags |= IOSQE_FIXED_FILE;
+		if (rand_r(seed) % 2)
+			sqe->flags |= IOSQE_ASYNC;
+		io_uring_sqe_set_data(sqe, q);
+	}
+}
+
+/* Wait for a CQE; a stop and a continue interrupt the wait. */
+static int wait_cqe_stopped(struct io_uring *ring, struct io_uring_cqe **cqe)
+{
+	int ret;
+
+	do
+		ret = io_uring_wait_cqe(ring, cqe);
+	while (ret == -EINTR);
+	return ret;
+}
+
+/*
+ * The child that is stopped: it starts its own target (so that Yama's
+ * scope 1 lets it in) and exits 0 when every copy came back whole and
+ * right.
+ */
+static void stop_submitter(uint8_t *region, time_t end)
+{
+	static struct stop_req reqs[QD];
+	unsigned int seed = getpid();
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	uint8_t *local;
+	long done = 0;
+	int i, pidfd;
+
+	local = pvm_map_anon(QD * 2 * psz);
+	spawn(&pidfd, lock_target, region);
+	if (!local || pidfd < 0 || io_uring_queue_init(QD, &ring, 0) ||
+	    io_uring_register_files(&ring, &pidfd, 1))
+		_exit(2);
+	while (time(NULL) < end) {
+		prep_stop(&ring, reqs, local, region, &seed);
+		if (io_uring_submit(&ring) != QD)
+			_exit(2);
+		for (i = 0; i < QD; i++) {
+			struct stop_req *q;
+			size_t off;
+
+			if (wait_cqe_stopped(&ring, &cqe))
+				_exit(2);
+			q = io_uring_cqe_get_data(cqe);
+			off = (uint8_t *)q->r.iov_base - region;
+			if (cqe->res != (int)q->l.iov_len ||
+			    (!q->write && pvm_check_at(q->l.iov_base,
+						       q->l.iov_len,
+						       STOP_SEED, off) != -1)) {
+				ksft_print_msg("%s of %zu at %zu: res %d\n",
+					       q->write ? "write" : "read",
+					       q->l.iov_len, off, cqe->res);
+				_exit(1);
+			}
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		done += QD;
+	}
+	ksft_print_msg("stop_churn: %ld requests\n", done);
+	_exit(0);
+}
+
+TEST(stop_churn)
+{
+	unsigned int seed = getpid();
+	long stops = 0;
+	uint8_t *region;
+	int status = 0;
+	time_t end;
+	pid_t pid;
+
+	psz = getpagesize();
+	if (!uring_ok())
+		SKIP(return, "no IORING_OP_PROCESS_VM_* in this kernel");
+	region = pvm_map_anon(NPAGES * psz);
+	ASSERT_NE(NULL, region);
+	pvm_fill(region, NPAGES * psz, STOP_SEED);
+
+	end = time(NULL) + seconds();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		stop_submitter(region, end);
+	}
+	for (;;) {
+		ASSERT_EQ(0, kill(pid, SIGSTOP));
+		ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+		if (!WIFSTOPPED(status))
+			break;
+		stops++;
+		usleep(rand_r(&seed) % 2000);
+		ASSERT_EQ(0, kill(pid, SIGCONT));
+		usleep(rand_r(&seed) % 2000);
+	}
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("submitter status %#x", status);
+	EXPECT_LT(0, stops);
+	ksft_print_msg("stop_churn: %ld stops\n", stops);
 }
 
 TEST_HARNESS_MAIN

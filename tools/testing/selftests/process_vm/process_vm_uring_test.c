@@ -630,6 +630,28 @@ static struct io_uring_sqe *fx_sqe(FIXTURE_DATA(uring) *self, int fd,
 		      flags, self->sqe_flags, ud);
 }
 
+/*
+ * fork(), and in the child submit one request of the fixture's direction
+ * and variant on the userfaultfd target, user_data 1, on a ring of its
+ * own (@ring), which its exit or death then tears down.  Returns as
+ * fork() does; a child that cannot submit exits with 1.
+ */
+static pid_t fork_submitter(FIXTURE_DATA(uring) *self, struct io_uring *ring,
+			    const struct iovec *lv, const struct iovec *rv)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (io_uring_queue_init(8, ring, 0) ||
+	    !sqe_rw(ring, self->write, false, self->upidfd, lv, 1, rv, 1, 0,
+		    self->sqe_flags, 1) ||
+	    io_uring_submit(ring) != 1)
+		_exit(1);
+	return 0;
+}
+
 #define OP(lv, nl, rv, nr, flags) \
 	fx_run(self, self->pidfd, lv, nl, rv, nr, flags)
 
@@ -1686,6 +1708,7 @@ TEST_F_TIMEOUT(uring, cancel_process_exit, 60)
 {
 	struct iovec l = { self->local, 100 }, r;
 	int go[2], ready[2], pidfd, status, ret, how;
+	struct io_uring ring;
 	struct pollfd pfd;
 	long long t0;
 	pid_t pid;
@@ -1701,19 +1724,11 @@ TEST_F_TIMEOUT(uring, cancel_process_exit, 60)
 		ASSERT_EQ(0, pipe(go));
 		ASSERT_EQ(0, pipe(ready));
 		prep(self);
-		pid = fork();
+		pid = fork_submitter(self, &ring, &l, &r);
 		ASSERT_LE(0, pid);
 		if (pid == 0) {
-			struct io_uring ring;
-
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(go[1]);
 			close(ready[0]);
-			if (io_uring_queue_init(8, &ring, 0) ||
-			    !sqe_rw(&ring, self->write, false, self->upidfd,
-				    &l, 1, &r, 1, 0, self->sqe_flags, 1) ||
-			    io_uring_submit(&ring) != 1)
-				_exit(1);
 			c = 'r';
 			if (pvm_write_full(ready[1], &c, 1))
 				_exit(2);
@@ -1764,6 +1779,7 @@ TEST_F_TIMEOUT(uring, stop_resumes, 60)
 	static const int sigs[] = { SIGSTOP, SIGTSTP };
 	struct iovec l = { self->local, 100 }, r;
 	int out[2], status, ret, i, res;
+	struct io_uring ring;
 	struct pollfd pfd;
 	pid_t pid;
 
@@ -1775,19 +1791,12 @@ TEST_F_TIMEOUT(uring, stop_resumes, 60)
 		r = (struct iovec){ (void *)(self->uarea + i * psz), 100 };
 		prep(self);
 		ASSERT_EQ(0, pipe(out));
-		pid = fork();
+		pid = fork_submitter(self, &ring, &l, &r);
 		ASSERT_LE(0, pid);
 		if (pid == 0) {
 			struct io_uring_cqe *cqe;
-			struct io_uring ring;
 
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			close(out[0]);
-			if (io_uring_queue_init(8, &ring, 0) ||
-			    !sqe_rw(&ring, self->write, false, self->upidfd,
-				    &l, 1, &r, 1, 0, self->sqe_flags, 1) ||
-			    io_uring_submit(&ring) != 1)
-				_exit(1);
 			/* The stop and the continue interrupt the wait. */
 			do
 				ret = io_uring_wait_cqe(&ring, &cqe);
