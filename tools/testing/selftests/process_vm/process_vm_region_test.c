@@ -2452,9 +2452,10 @@ TEST_F(stuck, revoke)
 /*
  * What the rst says of a job-control stop: unlike the PROCESS_VM ops, an
  * IORING_OP_READ of a region that waits in io-wq, here for a missing page
- * of the holder's buffer, is ended by a stop of its submitter as io-wq
- * ends the waits of other files: nothing read yet, so EINTR.  The holder,
- * a child with its own ring, sends its userfaultfd and then the result.
+ * of the holder's buffer, is ended by a stop of its submitter, because
+ * io_uring's read op cannot hand it back to be issued again: nothing read
+ * yet, so EINTR.  The holder, a child with its own ring, sends its
+ * userfaultfd and then the result.
  */
 TEST(uring_read_stop)
 {
