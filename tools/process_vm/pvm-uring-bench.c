@@ -26,7 +26,12 @@
  * spread over K targets (K syscalls against one submit); "stall" reads
  * from a target whose region is a userfaultfd range answered after a delay
  * D per page: a synchronous process_vm_readv() takes at least D, while
- * io_uring_submit() returns at once and the completion arrives after D.
+ * io_uring_submit() returns at once and the completion arrives after D;
+ * "latency" takes the worst io_uring_submit() of one-page reads while a
+ * target with --exec-size of populated memory execs (lat-exec, with the
+ * same loop of IORING_OP_NOPs as its floor), and while the reader's own
+ * buffer is a userfaultfd range answered after D (lat-uffd): the inline
+ * attempt must wait for neither, it hands the copy to io-wq.
  *
  * Each remote buffer sits on its own page and is read again every batch;
  * the local side rotates through fresh, poisoned slots, and every slot is
@@ -49,6 +54,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 
@@ -102,7 +108,7 @@ struct result {
 	int repeats;
 	double wall, pcpu, tcpu;	/* medians, ns per buffer */
 	double wall_min, wall_max;
-	double submit_ms, complete_ms;	/* stall section */
+	double submit_ms, complete_ms;	/* stall and latency sections */
 	char note[160];
 };
 
@@ -115,7 +121,8 @@ static struct {
 	int npeers;
 	size_t peer_size;
 	int peer_n;
-	bool sec_perbuf, sec_peers, sec_stall;
+	bool sec_perbuf, sec_peers, sec_stall, sec_latency;
+	size_t exec_size;
 	int repeats;
 	double target_ns;
 	unsigned int stall_ms;
@@ -130,6 +137,7 @@ static struct {
 	.peers = { 1, 4, 8 }, .npeers = 3,
 	.peer_size = 4 * KiB, .peer_n = 64,
 	.sec_perbuf = true, .sec_peers = true, .sec_stall = true,
+	.sec_latency = true, .exec_size = 1024 * MiB,
 	.repeats = 5, .target_ns = 20e6,
 	.stall_ms = 200, .stall_faults = 1,
 };
@@ -480,7 +488,8 @@ static void report(const struct method *m, const struct cfg *c,
 		   const struct result *r)
 {
 	bool ok = r->st == ST_OK;
-	bool stall = !strcmp(c->section, "stall");
+	bool stall = !strcmp(c->section, "stall") ||
+		     !strncmp(c->section, "lat-", 4);
 
 	if (r->st == ST_FAILED)
 		failures++;
@@ -489,6 +498,9 @@ static void report(const struct method *m, const struct cfg *c,
 	if (ok && stall && !m->uring)
 		printf(" the call returned after %.3f ms, thread CPU %.0f us",
 		       r->complete_ms, r->tcpu / 1e3);
+	else if (ok && stall && r->repeats > 1)
+		printf(" worst submit %.3f ms of %d, last CQE after %.3f ms",
+		       r->submit_ms, r->repeats, r->complete_ms);
 	else if (ok && stall)
 		printf(" submit returned after %.3f ms, CQE after %.3f ms, thread CPU %.0f us",
 		       r->submit_ms, r->complete_ms, r->tcpu / 1e3);
@@ -663,6 +675,207 @@ static void run_stall(void)
 	free(buf);
 }
 
+/* ---- latency -------------------------------------------------------- */
+
+/*
+ * Submit one read of a page of @pidfd at @raddr into @local (a NOP if
+ * @nop) and time the submit; reap what has completed.  Return the
+ * submit's ms, or -1.
+ */
+static double lat_submit(bool nop, int pidfd, uintptr_t raddr, void *local,
+			 unsigned int *inflight)
+{
+	struct iovec lv = { local, PVM_PAGE }, rv = { (void *)raddr, PVM_PAGE };
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+	struct io_uring_cqe *cqe;
+	double t0, ms;
+
+	if (!sqe)
+		return -1;
+	if (nop)
+		io_uring_prep_nop(sqe);
+	else
+		pvm_uring_prep_readv(sqe, pidfd, &lv, 1, &rv, 1, 0);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	if (io_uring_submit(&ring) != 1)
+		return -1;
+	ms = (clock_ns(CLOCK_MONOTONIC) - t0) / 1e6;
+	++*inflight;
+	while (!io_uring_peek_cqe(&ring, &cqe)) {
+		io_uring_cqe_seen(&ring, cqe);
+		--*inflight;
+	}
+	return ms;
+}
+
+/* Reap the @inflight requests left; false if they do not all complete. */
+static bool lat_drain(unsigned int inflight)
+{
+	struct __kernel_timespec ts = { .tv_sec = 10 };
+	struct io_uring_cqe *cqe;
+
+	for (; inflight; inflight--) {
+		if (io_uring_wait_cqe_timeout(&ring, &cqe, &ts))
+			return false;
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	return true;
+}
+
+/*
+ * A target that maps opt.exec_size of populated memory and a page of its
+ * pattern, then execs sleep(1) once told to: its exec tears that memory
+ * down under the exec lock.  Returns its pid; *@page is its page, *@go
+ * the pipe that starts the exec, *@done reads EOF once the exec happened.
+ */
+static pid_t lat_exec_target(uintptr_t *page, int *go, int *done)
+{
+	int gp[2], dp[2];
+	char *mem, c;
+	pid_t pid;
+
+	if (pipe(gp) || pipe2(dp, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		mem = mmap(NULL, opt.exec_size + PVM_PAGE,
+			   PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		*page = mem == MAP_FAILED ? 0 : (uintptr_t)mem;
+		if (write(dp[1], page, sizeof(*page)) != sizeof(*page) ||
+		    !*page || read(gp[0], &c, 1) != 1)
+			_exit(1);
+		execl("/bin/sleep", "sleep", "1", (char *)NULL);
+		_exit(1);
+	}
+	close(gp[0]);
+	close(dp[1]);
+	if (read(dp[0], page, sizeof(*page)) != sizeof(*page) || !*page)
+		die("exec target: no memory for --exec-size %zu", opt.exec_size);
+	*go = gp[1];
+	*done = dp[0];
+	return pid;
+}
+
+/*
+ * Worst submit while the target execs, and for 100 submits after it.  The
+ * NOP run is the floor: what the machine (or the emulator) alone adds.
+ */
+static void lat_exec(bool nop, char *local, struct result *r)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	unsigned int inflight = 0;
+	int go, pidfd, after = -1, status;
+	double ms, t0 = clock_ns(CLOCK_MONOTONIC);
+	uintptr_t page;
+	pid_t pid;
+	char c = 0;
+
+	pid = lat_exec_target(&page, &go, &pfd.fd);
+	pidfd = pvm_pidfd_open(pid);
+	if (pidfd < 0)
+		die("pidfd_open: %s", strerror(errno));
+	if (write(go, &c, 1) != 1)
+		die("exec target: %s", strerror(errno));
+	while (after < 100) {
+		ms = lat_submit(nop, pidfd, page, local, &inflight);
+		if (ms < 0)
+			break;
+		r->submit_ms = ms > r->submit_ms ? ms : r->submit_ms;
+		r->repeats++;
+		if (after >= 0 || poll(&pfd, 1, 0) > 0)
+			after++;
+		/* Half a ring in flight: wait for those, untimed */
+		if (inflight >= RING_ENTRIES / 2) {
+			if (!lat_drain(inflight))
+				break;
+			inflight = 0;
+		}
+	}
+	if (after < 100 || !lat_drain(inflight)) {
+		r->st = ST_FAILED;
+		snprintf(r->note, sizeof(r->note), "a submit or a CQE failed");
+	} else {
+		snprintf(r->note, sizeof(r->note), "exec of a %zu MiB target",
+			 opt.exec_size / MiB);
+	}
+	r->complete_ms = (clock_ns(CLOCK_MONOTONIC) - t0) / 1e6;
+	close(pidfd);
+	close(go);
+	close(pfd.fd);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+/* Submit into a local buffer that faults through our userfaultfd. */
+static void lat_uffd(struct result *r)
+{
+	struct pvm_target loc = { .len = 4 * PVM_PAGE, .seed = 1,
+				  .delay_ms = opt.stall_ms };
+	unsigned int inflight = 0;
+	double ms, t0 = clock_ns(CLOCK_MONOTONIC);
+	int i, err;
+
+	err = pvm_target_setup(&loc);
+	if (err)
+		die("local userfaultfd: %s", strerror(-err));
+	for (i = 0; i < 4; i++) {
+		ms = lat_submit(false, tgt[0].pidfd, tgt[0].addr,
+				(char *)loc.addr + i * PVM_PAGE, &inflight);
+		if (ms < 0)
+			break;
+		r->submit_ms = ms > r->submit_ms ? ms : r->submit_ms;
+		r->repeats++;
+	}
+	if (i < 4 || !lat_drain(inflight)) {
+		r->st = ST_FAILED;
+		snprintf(r->note, sizeof(r->note), "a submit or a CQE failed");
+	} else if (pvm_pattern_check((char *)loc.addr + 3 * PVM_PAGE,
+				     tgt[0].addr, PVM_PAGE, tgt[0].seed) <
+		   PVM_PAGE) {
+		r->st = ST_FAILED;
+		snprintf(r->note, sizeof(r->note), "wrong bytes read");
+	} else {
+		snprintf(r->note, sizeof(r->note),
+			 "own buffer uffd-missing, %u ms per fault",
+			 opt.stall_ms);
+	}
+	r->complete_ms = (clock_ns(CLOCK_MONOTONIC) - t0) / 1e6;
+}
+
+static void run_latency(void)
+{
+	static const struct method nop = { .name = "uring-nop", .uring = true };
+	const struct method *m = find_method("uring-op");
+	struct cfg c = { "lat-exec", PVM_PAGE, 1, 1 };
+	char *local = aligned_alloc(PVM_PAGE, PVM_PAGE);
+	struct result r = { 0 };
+
+	if (!local)
+		die("out of memory");
+	if (runnable(&nop, &r))
+		lat_exec(true, local, &r);
+	report(&nop, &c, &r);
+	r = (struct result){ 0 };
+	if (runnable(m, &r))
+		lat_exec(false, local, &r);
+	report(m, &c, &r);
+	c.section = "lat-uffd";
+	r = (struct result){ 0 };
+	if (stall_err) {
+		r.st = ST_SKIPPED;
+		snprintf(r.note, sizeof(r.note), "userfaultfd: %s",
+			 strerror(-stall_err));
+	} else if (runnable(m, &r)) {
+		lat_uffd(&r);
+	}
+	report(m, &c, &r);
+	free(local);
+}
+
 /* ---- setup ---------------------------------------------------------- */
 
 static void start_targets(void)
@@ -690,9 +903,9 @@ static void start_targets(void)
 		if (memfd[i] < 0)
 			die("%s: %s", path, strerror(errno));
 	}
+	stall_err = pvm_uffd_available();
 	if (!opt.sec_stall)
 		return;
-	stall_err = pvm_uffd_available();
 	if (!stall_err)
 		stall_err = pvm_target_start(&stall_tgt,
 					     2 * opt.stall_faults * PVM_PAGE,
@@ -784,13 +997,15 @@ static void one_section(const char *s, int i)
 		opt.sec_peers = true;
 	else if (!strcmp(s, "stall"))
 		opt.sec_stall = true;
+	else if (!strcmp(s, "latency"))
+		opt.sec_latency = true;
 	else
-		die("no section %s (perbuf, peers, stall)", s);
+		die("no section %s (perbuf, peers, stall, latency)", s);
 }
 
 static const char usage[] =
 	"usage: pvm-uring-bench [options]\n"
-	"  --sections LIST   perbuf,peers,stall (default: all)\n"
+	"  --sections LIST   perbuf,peers,stall,latency (default: all)\n"
 	"  --sizes LIST      perbuf buffer sizes (default 64,4K)\n"
 	"  --batches LIST    perbuf batch sizes N (default 1,8,64)\n"
 	"  --peers LIST      peers section target counts K (default 1,4,8)\n"
@@ -800,6 +1015,8 @@ static const char usage[] =
 	"  --target-ms T     minimum time of one repeat (default 20)\n"
 	"  --stall-ms D      userfaultfd answer delay per fault (default 200)\n"
 	"  --stall-faults F  pages (faults) in the stalled copy (default 1)\n"
+	"  --exec-size SIZE  memory of the latency section's exec target\n"
+	"                    (default 1024M)\n"
 	"  --iowq-workers W  cap io-wq workers (default: kernel default)\n"
 	"  --fixed           registered pidfds and /proc/PID/mem files\n"
 	"  --quick           --repeats 3 --target-ms 5\n"
@@ -817,6 +1034,7 @@ static void parse_args(int argc, char **argv)
 		{ "peer-size", 1, NULL, 'S' }, { "peer-n", 1, NULL, 'N' },
 		{ "repeats", 1, NULL, 'r' }, { "target-ms", 1, NULL, 't' },
 		{ "stall-ms", 1, NULL, 'd' }, { "stall-faults", 1, NULL, 'f' },
+		{ "exec-size", 1, NULL, 'e' },
 		{ "iowq-workers", 1, NULL, 'w' }, { "fixed", 0, NULL, 'F' },
 		{ "quick", 0, NULL, 'q' }, { "label", 1, NULL, 'l' },
 		{ "csv", 1, NULL, 'c' }, { "help", 0, NULL, 'h' },
@@ -830,7 +1048,8 @@ static void parse_args(int argc, char **argv)
 			opt.sec_perbuf = false;
 			opt.sec_peers = false;
 			opt.sec_stall = false;
-			parse_list(optarg, "sections", 3, one_section);
+			opt.sec_latency = false;
+			parse_list(optarg, "sections", 4, one_section);
 			break;
 		case 'z':
 			opt.nsizes = parse_list(optarg, "sizes", MAX_LIST,
@@ -865,6 +1084,10 @@ static void parse_args(int argc, char **argv)
 		case 'f':
 			opt.stall_faults = pvm_arg_long("--stall-faults",
 							optarg, 1, 1024);
+			break;
+		case 'e':
+			opt.exec_size = pvm_arg_size("--exec-size", optarg,
+						     PVM_PAGE, 4095 * MiB);
 			break;
 		case 'w':
 			opt.iowq_workers = pvm_arg_long("--iowq-workers",
@@ -939,6 +1162,8 @@ int main(int argc, char **argv)
 	}
 	if (opt.sec_stall)
 		run_stall();
+	if (opt.sec_latency)
+		run_latency();
 	for (b = 0; b < ntgt; b++) {
 		close(memfd[b]);
 		pvm_target_stop(&tgt[b]);
