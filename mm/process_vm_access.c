@@ -31,6 +31,8 @@
 #define CREATE_TRACE_POINTS
 #include <trace/events/process_vm.h>
 
+#include "internal.h"
+
 /**
  * struct pvm_copy - State of one process_vm_readv/writev copy.
  * @mm: the target's address space, referenced.
@@ -141,6 +143,40 @@ static int pvm_lock(struct pvm_copy *c)
 	}
 }
 
+/*
+ * A fault of a file page whose read is in flight waits for the folio lock,
+ * killable only (filemap_fault()): a FUSE or network server that never
+ * answers would hold an io-wq worker past IORING_OP_ASYNC_CANCEL and ring
+ * close.  So the interruptible mode pins with FOLL_NOWAIT, which starts
+ * the read and returns, and waits for that folio here, interruptibly.
+ *
+ * Return: 0 once the folio at @addr is unlocked, -EINTR if a signal came
+ * first, both with the mmap lock dropped; -EBUSY, with the lock still held,
+ * if no locked folio is there: the fault waits for something else (a
+ * userfaultfd, swap), and the caller takes it the ordinary way.
+ */
+static int pvm_wait_file(struct pvm_copy *c, unsigned long addr)
+{
+	struct vm_area_struct *vma = vma_lookup(c->mm, addr);
+	struct folio *folio;
+	int err;
+
+	if (!vma || !vma->vm_file || is_vm_hugetlb_page(vma))
+		return -EBUSY;
+	folio = filemap_get_folio(vma->vm_file->f_mapping,
+				  linear_page_index(vma, addr));
+	if (IS_ERR(folio))
+		return -EBUSY;
+	if (!folio_test_locked(folio)) {
+		folio_put(folio);
+		return -EBUSY;
+	}
+	mmap_read_unlock(c->mm);
+	err = folio_wait_locked_interruptible(folio);
+	folio_put(folio);
+	return err;
+}
+
 /**
  * pvm_pin() - Pin a batch of the target's pages.
  * @c: copy state; @c->pages receives the pages.
@@ -157,15 +193,28 @@ static int pvm_lock(struct pvm_copy *c)
  */
 static long pvm_pin(struct pvm_copy *c, unsigned long start, unsigned long nr)
 {
-	int locked = 1;
+	unsigned int nowait = c->mode == PVM_INTR ? FOLL_NOWAIT : 0;
+	int locked;
 	long got;
 
 	c->batches++;
+again:
 	got = pvm_lock(c);
 	if (got)
 		return got;
-	got = pin_user_pages_remote(c->mm, start, nr, c->gup_flags, c->pages,
-				    &locked);
+	locked = 1;
+	got = pin_user_pages_remote(c->mm, start, nr, c->gup_flags | nowait,
+				    c->pages, &locked);
+	if (!got && nowait) {
+		/* FOLL_NOWAIT keeps the lock and pins nothing where it waits */
+		got = pvm_wait_file(c, start);
+		if (!got)
+			goto again;
+		if (got == -EINTR)
+			return got;
+		got = pin_user_pages_remote(c->mm, start, nr, c->gup_flags,
+					    c->pages, &locked);
+	}
 	if (got <= 0 && got != -EINTR) {
 		got = -EFAULT;
 		if (c->mode == PVM_TRY && (!locked || !pvm_bad_address(c, start)))

@@ -2450,6 +2450,78 @@ TEST_F(stuck, revoke)
 }
 
 /*
+ * A region over a FUSE file whose server never answers the read: an
+ * IORING_OP_READ of it waits in io-wq for the owner's page, and
+ * IORING_OP_ASYNC_CANCEL ends that wait within a second with EINTR.  The
+ * test is owner and holder at once.
+ */
+TEST(uring_read_fuse)
+{
+	long res[3] = { PVM_RING_NO_CQE, PVM_RING_NO_CQE, PVM_RING_NO_CQE };
+	struct io_uring_sqe sqe;
+	struct pvm_fuse fuse;
+	struct pvm_ring ring;
+	int fd, rfd, ret, i;
+	long long t0;
+	uint64_t ud;
+	void *map;
+	char buf[64];
+
+	if (no_regions())
+		SKIP(return, NO_REGIONS);
+	ret = pvm_fuse_start(&fuse, 4 * psz);
+	if (ret)
+		SKIP(return, "no FUSE mount: %s", strerror(-ret));
+	fd = open(fuse.path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, 4 * psz, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	rfd = export1(map, 4 * psz, R_READ);
+	ASSERT_LE(0, rfd);
+	ret = pvm_ring_init(&ring);
+	if (ret) {
+		pvm_ring_exit(&ring);
+		pvm_fuse_stop(&fuse);
+		SKIP(return, "io_uring_setup: %s", strerror(-ret));
+	}
+
+	sqe_read(&sqe, rfd, buf, sizeof(buf), 1);
+	sqe.flags = IOSQE_ASYNC;
+	ASSERT_EQ(0, pvm_ring_submit(&ring, &sqe));
+	ASSERT_EQ(FUSE_READ, pvm_fuse_next(&fuse, 5000));
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = IORING_OP_ASYNC_CANCEL;
+	sqe.addr = 1;
+	sqe.user_data = 2;
+	t0 = pvm_now_ms();
+	ASSERT_EQ(0, pvm_ring_submit(&ring, &sqe));
+	for (i = 0; i < 2; i++) {
+		long r = pvm_ring_reap(&ring, 1000, &ud);
+
+		if (r == PVM_RING_NO_CQE)
+			break;
+		if (ud == 1 || ud == 2)
+			res[ud] = r;
+	}
+	EXPECT_EQ(-EALREADY, res[2]);
+	EXPECT_EQ(-EINTR, res[1]) {
+		TH_LOG("READ: %ld, %lld ms after ASYNC_CANCEL", res[1],
+		       pvm_now_ms() - t0);
+	}
+	EXPECT_GT(1000, pvm_now_ms() - t0);
+
+	/* A READ the cancel did not end ends with the server */
+	pvm_fuse_stop(&fuse);
+	if (res[1] == PVM_RING_NO_CQE)
+		TH_LOG("after the server: %ld", pvm_ring_reap(&ring, 5000, NULL));
+	pvm_ring_exit(&ring);
+	close(rfd);
+	munmap(map, 4 * psz);
+	close(fd);
+}
+
+/*
  * What the rst says of a job-control stop: unlike the PROCESS_VM ops, an
  * IORING_OP_READ of a region that waits in io-wq, here for a missing page
  * of the holder's buffer, is ended by a stop of its submitter, because

@@ -8,6 +8,9 @@
  *                allocates the iovec array; holes, NOWAIT, IOSQE_ASYNC,
  *                fixed pidfds) against targets that
  *                unmap, remap and re-protect their memory and exit;
+ *  exec_churn:   the same requests against targets that exec over and over
+ *                (a shell that execs itself), so that requests meet an
+ *                exec between their inline and their io-wq part;
  *  cancel_storm: requests stuck on a userfaultfd range nobody answers,
  *                ended by IORING_OP_ASYNC_CANCEL, by closing the ring and by
  *                the exit of the submitting thread, over and over;
@@ -200,7 +203,20 @@ static void prep_random(struct io_uring *ring, struct req *r, int idx,
 	io_uring_sqe_set_data(sqe, r);
 }
 
-TEST(churn)
+/* A target that execs a shell that execs itself, until killed. */
+static void exec_target(uint8_t *region, int ready)
+{
+	static const char loop[] =
+		"n=$1; [ $n -gt 0 ] && exec /bin/sh -c \"$0\" \"$0\" $((n - 1))";
+
+	if (write(ready, "", 1) != 1)
+		return;
+	execl("/bin/sh", "sh", "-c", loop, loop, "1000000", (char *)NULL);
+}
+
+/* Random requests against NTARGETS targets running @fn, for seconds() */
+static void churn_with(struct __test_metadata *_metadata,
+		       void (*fn)(uint8_t *, int), const char *name)
 {
 	uint8_t *region, *local;
 	int pidfd[NTARGETS];
@@ -228,7 +244,7 @@ TEST(churn)
 	ASSERT_EQ(0, mprotect(local + NPAGES * psz, 2 * psz, PROT_NONE));
 	ASSERT_EQ(0, io_uring_queue_init(QD, &ring, 0));
 	for (i = 0; i < NTARGETS; i++) {
-		pid[i] = spawn(&pidfd[i], churn_target, region);
+		pid[i] = spawn(&pidfd[i], fn, region);
 		ASSERT_LE(0, pidfd[i]);
 	}
 	ASSERT_EQ(0, io_uring_register_files(&ring, pidfd, NTARGETS));
@@ -255,7 +271,7 @@ TEST(churn)
 		/* A target dies and a new one takes its slot. */
 		i = rand_r(&seed) % NTARGETS;
 		reap(pid[i], pidfd[i]);
-		pid[i] = spawn(&pidfd[i], churn_target, region);
+		pid[i] = spawn(&pidfd[i], fn, region);
 		ASSERT_LE(0, pidfd[i]);
 		ASSERT_EQ(1, io_uring_register_files_update(&ring, i,
 							    &pidfd[i], 1));
@@ -263,7 +279,19 @@ TEST(churn)
 	io_uring_queue_exit(&ring);
 	for (i = 0; i < NTARGETS; i++)
 		reap(pid[i], pidfd[i]);
-	ksft_print_msg("churn: %ld requests, %ld bytes\n", done, bytes);
+	ksft_print_msg("%s: %ld requests, %ld bytes\n", name, done, bytes);
+}
+
+TEST(churn)
+{
+	churn_with(_metadata, churn_target, "churn");
+}
+
+TEST(exec_churn)
+{
+	if (access("/bin/sh", X_OK))
+		SKIP(return, "no /bin/sh to exec");
+	churn_with(_metadata, exec_target, "exec_churn");
 }
 
 /* A target whose range faults into a userfaultfd nobody ever reads. */

@@ -1617,6 +1617,66 @@ TEST_F_TIMEOUT(uring, cancel, 60)
 	}
 }
 
+/*
+ * A fault of a FUSE file page whose server never answers the read: the
+ * request waits in io-wq for the page, and IORING_OP_ASYNC_CANCEL ends
+ * that wait within a second with EINTR.  The request copies to or from
+ * the test's own private mapping of the file, through its own pidfd.
+ */
+TEST_F_TIMEOUT(uring, cancel_fuse, 60)
+{
+	uint64_t ud = ud_seq++, cud = ud_seq++;
+	size_t len = 16 * psz;
+	struct io_uring_sqe *sqe;
+	struct pvm_fuse fuse;
+	struct iovec l, r;
+	struct cqe_rec c[2];
+	int fd, pidfd, n;
+	long long t0;
+	void *map;
+
+	n = pvm_fuse_start(&fuse, len);
+	if (n)
+		SKIP(return, "no FUSE mount: %s", strerror(-n));
+	fd = open(fuse.path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	pidfd = sys_pidfd_open(getpid(), 0);
+	ASSERT_LE(0, pidfd);
+
+	l = (struct iovec){ self->local, 100 };
+	r = (struct iovec){ (char *)map + psz, 100 };
+	prep(self);
+	ASSERT_NE(NULL, sqe_rw(&self->ring, self->write, false, pidfd, &l, 1,
+			       &r, 1, 0, self->sqe_flags, ud));
+	ASSERT_EQ(1, io_uring_submit(&self->ring));
+	ASSERT_EQ(FUSE_READ, pvm_fuse_next(&fuse, WAIT_MS));
+
+	sqe = io_uring_get_sqe(&self->ring);
+	ASSERT_NE(NULL, sqe);
+	io_uring_prep_cancel64(sqe, ud, 0);
+	sqe->user_data = cud;
+	t0 = pvm_now_ms();
+	ASSERT_EQ(1, io_uring_submit(&self->ring));
+	n = reap(&self->ring, c, 2, PROMPT_MS);
+	EXPECT_EQ(2, n) {
+		TH_LOG("the FUSE wait went on for %lld ms after the cancel",
+		       pvm_now_ms() - t0);
+	}
+	EXPECT_EQ(-EALREADY, res_of(c, n, cud));
+	EXPECT_EQ(-EINTR, res_of(c, n, ud));
+
+	/* A request the cancel did not end ends with the server */
+	pvm_fuse_stop(&fuse);
+	if (res_of(c, n, ud) == PVM_RING_NO_CQE)
+		TH_LOG("after the server: %ld",
+		       wait_ud(&self->ring, ud, WAIT_MS));
+	munmap(map, len);
+	close(fd);
+	close(pidfd);
+}
+
 /* Closing the ring ends a stuck request within a second */
 TEST_F_TIMEOUT(uring, cancel_ring_close, 60)
 {

@@ -7,7 +7,10 @@
 #define _GNU_SOURCE
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <linux/io_uring.h>
 
 #include "process_vm_util.h"
@@ -945,4 +948,192 @@ int pvm_uffd_copy(int uffd, unsigned long addr, const void *page, size_t len)
 	};
 
 	return ioctl(uffd, UFFDIO_COPY, &copy) ? -errno : 0;
+}
+
+/* ---- a FUSE server that never answers reads ---------------------------- */
+
+#define PVM_FUSE_ROOT	1	/* FUSE_ROOT_ID */
+#define PVM_FUSE_FILE	2
+#define PVM_FUSE_BUF	(1 << 20)	/* more than max_write + a header */
+
+static void pvm_fuse_attr(struct fuse_attr *a, uint64_t ino, size_t size)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = ino;
+	a->mode = ino == PVM_FUSE_ROOT ? S_IFDIR | 0755 : S_IFREG | 0644;
+	a->nlink = 1;
+	a->size = ino == PVM_FUSE_ROOT ? 0 : size;
+	a->blocks = a->size / 512;
+	a->blksize = 4096;
+}
+
+static void pvm_fuse_reply(int fd, uint64_t unique, int error,
+			   const void *arg, size_t len)
+{
+	struct {
+		struct fuse_out_header h;
+		char arg[256];
+	} out = {
+		.h = { sizeof(out.h) + len, error, unique },
+	};
+
+	memcpy(out.arg, arg, len);
+	if (write(fd, &out, out.h.len) < 0 && errno != ENOENT)
+		_exit(1);
+}
+
+/* Answer the request @in for a file of @size bytes */
+static void pvm_fuse_serve(int fd, int note, const struct fuse_in_header *in,
+			   size_t size)
+{
+	const struct fuse_init_in *init = (const void *)(in + 1);
+	const char *name = (const char *)(in + 1);
+	struct fuse_init_out io = {
+		.major = FUSE_KERNEL_VERSION,
+		.minor = FUSE_KERNEL_MINOR_VERSION,
+		.flags = FUSE_ASYNC_READ,
+		.max_write = 4096,
+		.time_gran = 1,
+	};
+	struct fuse_entry_out e = {
+		.nodeid = PVM_FUSE_FILE,
+		.entry_valid = 3600,
+		.attr_valid = 3600,
+	};
+	struct fuse_attr_out ao = { .attr_valid = 3600 };
+	struct fuse_open_out oo = { .fh = 1 };
+	uint8_t op = in->opcode;
+
+	switch (in->opcode) {
+	case FUSE_INIT:
+		io.max_readahead = init->max_readahead;
+		pvm_fuse_reply(fd, in->unique, 0, &io, sizeof(io));
+		break;
+	case FUSE_LOOKUP:
+		if (strcmp(name, "f")) {
+			pvm_fuse_reply(fd, in->unique, -ENOENT, NULL, 0);
+			break;
+		}
+		pvm_fuse_attr(&e.attr, PVM_FUSE_FILE, size);
+		pvm_fuse_reply(fd, in->unique, 0, &e, sizeof(e));
+		break;
+	case FUSE_GETATTR:
+		pvm_fuse_attr(&ao.attr, in->nodeid, size);
+		pvm_fuse_reply(fd, in->unique, 0, &ao, sizeof(ao));
+		break;
+	case FUSE_OPEN:
+		pvm_fuse_reply(fd, in->unique, 0, &oo, sizeof(oo));
+		break;
+	case FUSE_READ:
+	case FUSE_INTERRUPT:
+		/* Never answered: the reader waits until the server dies */
+		if (write(note, &op, 1) != 1)
+			_exit(1);
+		break;
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+		break;
+	default:
+		/* FLUSH, RELEASE and the like: done, nothing to say */
+		pvm_fuse_reply(fd, in->unique, 0, NULL, 0);
+	}
+}
+
+static void pvm_fuse_server(int fd, int note, size_t size)
+{
+	void *buf = malloc(PVM_FUSE_BUF);
+	ssize_t n;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (!buf)
+		_exit(1);
+	for (;;) {
+		n = read(fd, buf, PVM_FUSE_BUF);
+		if (n < 0 && (errno == EINTR || errno == ENOENT))
+			continue;
+		if (n < (ssize_t)sizeof(struct fuse_in_header))
+			_exit(n < 0 && errno == ENODEV ? 0 : 1);
+		pvm_fuse_serve(fd, note, buf, size);
+	}
+}
+
+int pvm_fuse_start(struct pvm_fuse *f, size_t size)
+{
+	int fd, p[2], err;
+	char opts[96];
+
+	f->server = -1;
+	f->note = -1;
+	if (geteuid())
+		return -EPERM;
+	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ENODEV : -errno;
+	/* The mount goes away with the namespace, whatever happens */
+	err = 0;
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		goto fail_fd;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/pvm-fuse.XXXXXX");
+	if (!mkdtemp(f->dir))
+		goto fail_fd;
+	snprintf(f->path, sizeof(f->path), "%s/f", f->dir);
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
+	if (mount("pvm", f->dir, "fuse", MS_NOSUID | MS_NODEV, opts))
+		goto fail_dir;
+	if (pipe2(p, O_CLOEXEC))
+		goto fail_mount;
+	f->server = fork();
+	if (f->server < 0)
+		goto fail_pipe;
+	if (!f->server) {
+		close(p[0]);
+		pvm_fuse_server(fd, p[1], size);
+	}
+	/* The server holds the only device fd: its death aborts the mount */
+	close(fd);
+	close(p[1]);
+	f->note = p[0];
+	return 0;
+
+fail_pipe:
+	err = -errno;
+	close(p[0]);
+	close(p[1]);
+fail_mount:
+	err = err ?: -errno;
+	umount2(f->dir, MNT_DETACH);
+fail_dir:
+	err = err ?: -errno;
+	rmdir(f->dir);
+fail_fd:
+	err = err ?: -errno;
+	close(fd);
+	return err;
+}
+
+/* The server's next note: FUSE_READ or FUSE_INTERRUPT; or -errno */
+int pvm_fuse_next(struct pvm_fuse *f, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = f->note, .events = POLLIN };
+	uint8_t op;
+	int ret;
+
+	ret = poll(&pfd, 1, timeout_ms);
+	if (ret <= 0)
+		return ret ? -errno : -ETIMEDOUT;
+	return read(f->note, &op, 1) == 1 ? op : -EIO;
+}
+
+void pvm_fuse_stop(struct pvm_fuse *f)
+{
+	if (f->server <= 0)
+		return;
+	kill(f->server, SIGKILL);
+	waitpid(f->server, NULL, 0);
+	f->server = -1;
+	close(f->note);
+	umount2(f->dir, MNT_DETACH);
+	rmdir(f->dir);
 }

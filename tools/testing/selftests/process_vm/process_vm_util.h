@@ -26,6 +26,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <sys/wait.h>
+#include <linux/fuse.h>
 #include <linux/sched.h>
 #include <linux/userfaultfd.h>
 
@@ -282,6 +283,26 @@ int pvm_uffd_register(void *addr, size_t len, uint64_t features, int flags);
 int pvm_uffd_next_fault(int uffd, int timeout_ms, struct uffd_msg *msg);
 int pvm_uffd_copy(int uffd, unsigned long addr, const void *page,
 		  size_t len);
+
+/*
+ * A FUSE file system of one file, "f" of @size bytes, served by a fork()ed
+ * server that answers everything but FUSE_READ: a read of the file waits
+ * until the server is gone.  The server writes the opcode of each READ
+ * and INTERRUPT it gets to @note.  pvm_fuse_start() returns 0, or -errno
+ * (-EPERM: not root, -ENODEV: no FUSE) with nothing left behind; it
+ * moves the caller into a mount namespace of its own.  pvm_fuse_stop()
+ * kills the server, which aborts the connection and fails the reads.
+ */
+struct pvm_fuse {
+	pid_t server;
+	int note;
+	char dir[32];
+	char path[40];
+};
+
+int pvm_fuse_start(struct pvm_fuse *f, size_t size);
+int pvm_fuse_next(struct pvm_fuse *f, int timeout_ms);
+void pvm_fuse_stop(struct pvm_fuse *f);
 
 /*
  * Region fds: this tree's uapi header where the build has it, and the
