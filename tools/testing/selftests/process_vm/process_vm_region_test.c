@@ -2475,7 +2475,7 @@ TEST(uring_read_fuse)
 	fd = open(fuse.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	map = mmap(NULL, 4 * psz, PROT_READ, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_TRUE(map != MAP_FAILED);
 	rfd = export1(map, 4 * psz, R_READ);
 	ASSERT_LE(0, rfd);
 	ret = pvm_ring_init(&ring);
@@ -2543,7 +2543,7 @@ TEST(uring_read_stop)
 		SKIP(return, NO_REGIONS);
 	ASSERT_EQ(0, single_init(&s, 2 * psz, R_READ));
 	hb = pvm_map_anon(2 * psz);
-	ASSERT_NE(NULL, hb);
+	ASSERT_TRUE(hb != NULL);
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp));
 	pid = fork();
 	ASSERT_LE(0, pid);

@@ -1641,7 +1641,7 @@ TEST_F_TIMEOUT(uring, cancel_fuse, 60)
 	fd = open(fuse.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_TRUE(map != MAP_FAILED);
 	pidfd = sys_pidfd_open(getpid(), 0);
 	ASSERT_LE(0, pidfd);
 

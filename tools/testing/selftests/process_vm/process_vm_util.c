@@ -977,7 +977,8 @@ static void pvm_fuse_reply(int fd, uint64_t unique, int error,
 		.h = { sizeof(out.h) + len, error, unique },
 	};
 
-	memcpy(out.arg, arg, len);
+	if (len)
+		memcpy(out.arg, arg, len);
 	if (write(fd, &out, out.h.len) < 0 && errno != ENOENT)
 		_exit(1);
 }
