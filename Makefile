@@ -38,6 +38,13 @@ export CCACHE_BASEDIR := $(B)
 # for the host's architecture or for ARCH (KFLAGS_ARCH, KCC_ARCH below).
 KMAKE = $(MAKE) -s -C $(1)/src O=$(1)/obj -j$(JOBS) $(KFLAGS_$(2)) \
 	CC="ccache $(or $(KCC_$(2)),gcc)"
+# $(call KIMAGE,DIR[,ARCH]) TARGET: a kernel build, which -s keeps quiet
+# for many minutes, with a line a minute and its time at the end.
+KIMAGE = @scripts/pvm/heartbeat "$(notdir $(1)): kernel build" $(call KMAKE,$(1),$(2))
+# When make started, for the closing lines of the long targets
+# (scripts/pvm/summary: elapsed time, outputs, what next).
+T0 := $(shell date +%s)
+SUMMARY = scripts/pvm/summary $(1) $(T0)
 # libpvm_handle; its test needs kselftest_harness.h from the base.
 PVMH  = $(MAKE) -s -C tools/lib/pvm_handle OUTPUT=$(B)/pvm_handle/ \
 	TESTDIR=$(B)/selftests/pvm_handle/ BINDIR=$(B)/tools/ \
@@ -114,7 +121,8 @@ $(B)/pristine.stamp: | deps
 # link; rsync and patch replace files rather than write into them.
 tree: $(B)/ours/src.stamp
 $(B)/ours/src.stamp: $(B)/pristine.stamp $(OVERLAY) $(SERIES)
-	scripts/pvm/series apply $(PRISTINE) $(B)/ours/src $(OVERLAY)
+	@echo 'tree: build/ours/src, branch pvm: the base, the series, this repository'"'"'s files'
+	@scripts/pvm/series apply $(PRISTINE) $(B)/ours/src $(OVERLAY)
 	touch $@
 # A file that leaves the overlay changes no prerequisite's time: compare
 # with the list of files series apply laid.
@@ -133,7 +141,8 @@ FRAGS = kernel/configs/pvm.config tools/testing/selftests/process_vm/config \
 # $(call KCONFIG,DIR,KMAKE-ARCH,ARCH): tinyconfig, then each fragment merged
 # and resolved in turn, as `make FRAGMENT.config` does for the fragments
 # in kernel/configs.
-KCONFIG = $(call KMAKE,$(1),$(2)) tinyconfig && \
+KCONFIG = echo 'config: $(1:$(CURDIR)/%=%)/obj/.config: tinyconfig, then $(words $(call FRAGS,$(3))) fragments' && \
+	$(call KMAKE,$(1),$(2)) tinyconfig && \
 	for f in $(call FRAGS,$(3)); do \
 		$(1)/src/scripts/kconfig/merge_config.sh -m -O $(1)/obj \
 			$(1)/obj/.config $$f > /dev/null && \
@@ -143,20 +152,24 @@ KCONFIG = $(call KMAKE,$(1),$(2)) tinyconfig && \
 		{ rm $(1)/obj/.config; exit 1; }
 
 $(B)/ours/obj/.config: $(call FRAGS,x86_64) $(SERIES) | $(B)/ours/src.stamp
-	mkdir -p $(@D) && rm -f $@
-	$(call KCONFIG,$(B)/ours,,x86_64)
+	@mkdir -p $(@D) && rm -f $@
+	@$(call KCONFIG,$(B)/ours,,x86_64)
+# stock: ours' configuration, without what only ours has.
+STOCKCONFIG = echo 'config: $(2:$(CURDIR)/%=%): $(1:$(CURDIR)/%=%) for the stock tree' && \
+	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $(1) > $(2)
 $(B)/stock/obj/.config: $(B)/stock/src.stamp $(B)/ours/obj/.config
-	mkdir -p $(@D)
-	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $(B)/ours/obj/.config > $@
-	$(call KMAKE,$(B)/stock) olddefconfig
+	@mkdir -p $(@D)
+	@$(call STOCKCONFIG,$(B)/ours/obj/.config,$@)
+	@$(call KMAKE,$(B)/stock) olddefconfig
 $(B)/debug/obj/.config: $(B)/ours/obj/.config kernel/configs/pvm-debug.config
-	mkdir -p $(B)/debug/obj && ln -sfn ../ours/src $(B)/debug/src
-	cp $(B)/ours/obj/.config $@
-	$(B)/ours/src/scripts/kconfig/merge_config.sh -m -O $(B)/debug/obj $@ \
+	@echo 'config: build/debug/obj/.config: ours plus debug.config and pvm-debug.config'
+	@mkdir -p $(B)/debug/obj && ln -sfn ../ours/src $(B)/debug/src
+	@cp $(B)/ours/obj/.config $@
+	@$(B)/ours/src/scripts/kconfig/merge_config.sh -m -O $(B)/debug/obj $@ \
 		$(B)/ours/src/kernel/configs/debug.config \
 		kernel/configs/pvm-debug.config > /dev/null
-	$(call KMAKE,$(B)/debug) olddefconfig
-	scripts/pvm/check-config $@ kernel/configs/pvm-debug.config || { rm $@; exit 1; }
+	@$(call KMAKE,$(B)/debug) olddefconfig
+	@scripts/pvm/check-config $@ kernel/configs/pvm-debug.config || { rm $@; exit 1; }
 
 # Other architectures: ours and stock from the same source trees, with
 # pvm.config plus pvm-ARCH.config, in build/ours-ARCH and build/stock-ARCH;
@@ -178,20 +191,20 @@ TRIPLET_arm64 := aarch64-linux-gnu
 .PHONY: check-arches $(foreach a,$(ARCHES),kernel-$(a) stock-$(a) selftests-$(a) check-$(a))
 
 $(B)/ours-%/obj/.config: $(call FRAGS,%) $(SERIES) | $(B)/ours/src.stamp
-	mkdir -p $(@D) && ln -sfn ../ours/src $(B)/ours-$*/src && rm -f $@
-	$(call KCONFIG,$(B)/ours-$*,$*,$*)
+	@mkdir -p $(@D) && ln -sfn ../ours/src $(B)/ours-$*/src && rm -f $@
+	@$(call KCONFIG,$(B)/ours-$*,$*,$*)
 $(B)/stock-%/obj/.config: $(B)/ours-%/obj/.config $(B)/stock/src.stamp
-	mkdir -p $(@D) && ln -sfn ../stock/src $(B)/stock-$*/src
-	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $< > $@
-	$(call KMAKE,$(B)/stock-$*,$*) olddefconfig
+	@mkdir -p $(@D) && ln -sfn ../stock/src $(B)/stock-$*/src
+	@$(call STOCKCONFIG,$<,$@)
+	@$(call KMAKE,$(B)/stock-$*,$*) olddefconfig
 $(B)/sysroot-%.stamp:
 	scripts/pvm/sysroot $* $(B)/sysroot-$*
 	touch $@
 
 $(addprefix kernel-,$(ARCHES)): kernel-%: $(B)/ours-%/obj/.config $(B)/ours/src.stamp
-	$(call KMAKE,$(B)/ours-$*,$*) $(IMAGE_$*)
+	$(call KIMAGE,$(B)/ours-$*,$*) $(IMAGE_$*)
 $(addprefix stock-,$(ARCHES)): stock-%: $(B)/stock-%/obj/.config
-	$(call KMAKE,$(B)/stock-$*,$*) $(IMAGE_$*)
+	$(call KIMAGE,$(B)/stock-$*,$*) $(IMAGE_$*)
 $(addprefix selftests-,$(ARCHES)): selftests-%: $(B)/ours-%/obj/.config \
 		$(B)/ours/src.stamp $(B)/sysroot-%.stamp
 	$(call KMAKE,$(B)/ours-$*,$*) headers
@@ -206,11 +219,11 @@ $(addprefix check-,$(ARCHES)): check-%: kernel-% stock-% selftests-%
 check-arches: $(addprefix check-,$(ARCHES))
 
 kernel: $(B)/ours/obj/.config $(B)/ours/src.stamp
-	$(call KMAKE,$(B)/ours) bzImage
+	$(call KIMAGE,$(B)/ours) bzImage
 stock: $(B)/stock/obj/.config
-	$(call KMAKE,$(B)/stock) bzImage
+	$(call KIMAGE,$(B)/stock) bzImage
 debug: $(B)/debug/obj/.config $(B)/ours/src.stamp
-	$(call KMAKE,$(B)/debug) bzImage
+	$(call KIMAGE,$(B)/debug) bzImage
 kernels: kernel stock
 
 headers: kernel
@@ -243,7 +256,7 @@ $(B)/tools/insnprof.so: scripts/pvm/insnprof.c scripts/pvm/qemu-plugin-v1.h
 	$(CC) -O2 -Wall -Wextra -Wno-unused-parameter -shared -fPIC -o $@ $<
 
 run: kernel tools
-	$(VM) --kernel ours -- scripts/pvm/demo $(B)/tools
+	$(VM) --kernel ours -- scripts/pvm/demo $(B)/tools; $(call SUMMARY,run) $$?
 
 # Debian's liburing source with the liburing patch (patches/liburing), and
 # the patch's test.
@@ -252,7 +265,7 @@ $(B)/liburing/ktap/liburing_process_vm: $(wildcard patches/liburing/*.patch) scr
 	scripts/pvm/liburing $(B)/liburing
 
 check: kernels debug selftests liburing
-	scripts/pvm/check
+	scripts/pvm/check; $(call SUMMARY,check) $$?
 
 # The command line of every tool and script; builds the tools itself.
 tools-test:
@@ -272,7 +285,7 @@ kunit: tree
 		--kunitconfig=mm/tests/.kunitconfig --build_dir=$(B)/kunit --jobs=$(JOBS)
 
 bench: kernels tools
-	scripts/pvm/bench $(if $(QUICK),--quick)
+	scripts/pvm/bench $(if $(QUICK),--quick); $(call SUMMARY,bench) $$?
 
 # Only tools: it boots the stock and ours kernels as they are, built or not
 # (vm-run fails without an image).
@@ -282,7 +295,7 @@ calibrate: tools
 # Unchanged MPI stacks over CMA on the host kernel, stock and ours, each
 # run's CMA calls counted (out/interop/summary.md).
 interop: kernels
-	scripts/pvm/interop
+	scripts/pvm/interop; $(call SUMMARY,interop) $$?
 
 # Export branch pvm of build/ours/src to patches/vN (NEW=1: vN+1), then
 # check it as make check does.
