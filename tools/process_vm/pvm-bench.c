@@ -1158,6 +1158,9 @@ static void add_size(char *s)
 	char *dash = strchr(s, '-');
 	size_t lo, hi;
 
+	/* "-5" and "5-" are no range: name the whole item */
+	if (dash && (dash == s || !dash[1]))
+		pvm_bad_arg("--sizes", s, "a size or a range of sizes (64-64M)");
 	if (!dash) {
 		lo = parse_size(s);
 		hi = lo;
