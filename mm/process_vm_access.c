@@ -22,6 +22,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/secretmem.h>
 #include <linux/slab.h>
 #include <linux/syscalls.h>
 #include <linux/uio.h>
@@ -47,9 +48,10 @@
  *	they are not unpinned here.
  * @mode: how the copy may wait.
  * @err: why the copy stopped early, 0 if it did not.
- * @pinned: pages pinned so far, for the tracepoint and the tests.
- * @batches: pin calls made so far (each takes the mmap lock), for the tests.
- * @runs: copies of runs of large-folio pages made so far, for the tests.
+ * @pinned: pages pinned so far, for the tracepoint.
+ * @batches: pin calls made so far (each takes the mmap lock); KUnit only.
+ * @runs: copies of runs of two or more pages of a large folio made so far;
+ *	KUnit only.
  */
 struct pvm_copy {
 	struct mm_struct *mm;
@@ -63,9 +65,27 @@ struct pvm_copy {
 	enum pvm_mode mode;
 	int err;
 	unsigned long pinned;
+#if IS_ENABLED(CONFIG_PROCESS_VM_KUNIT_TEST)
 	unsigned long batches;
 	unsigned long runs;
+#endif
 };
+
+/* What the KUnit suite counts exists in its builds only. */
+static inline void pvm_count_batch(struct pvm_copy *c)
+{
+#if IS_ENABLED(CONFIG_PROCESS_VM_KUNIT_TEST)
+	c->batches++;
+#endif
+}
+
+static inline void pvm_count_run(struct pvm_copy *c, unsigned long nr)
+{
+#if IS_ENABLED(CONFIG_PROCESS_VM_KUNIT_TEST)
+	if (nr > 1)
+		c->runs++;
+#endif
+}
 
 /**
  * pvm_span_pages() - Number of pages a user range touches.
@@ -116,17 +136,24 @@ static unsigned long pvm_batch_pages(const struct iovec *riov,
 /*
  * Only the try mode tells "would fault" from "bad address", so that
  * io_uring retries the first in a context that may sleep.  An address is
- * certainly bad when no VMA covers it or the VMA can never allow the access
- * (check_vma_flags() in mm/gup.c fails those without faulting); anything
+ * certainly bad when no VMA covers it or the VMA can never allow the access:
+ * the cases check_vma_flags() in mm/gup.c fails without faulting, for the
+ * flags used here (no FOLL_FORCE, FOLL_LONGTERM or FOLL_ANON).  Anything
  * else may just need a fault.
  */
 static bool pvm_bad_address(struct pvm_copy *c, unsigned long addr)
 {
-	vm_flags_t need = c->write ? VM_WRITE : VM_READ;
 	struct vm_area_struct *vma = vma_lookup(c->mm, addr);
+	vm_flags_t flags;
 
-	return !vma || !(vma->vm_flags & need) ||
-	       (vma->vm_flags & (VM_IO | VM_PFNMAP));
+	if (!vma || vma_is_secretmem(vma))
+		return true;
+	flags = vma->vm_flags;
+	if (flags & (VM_IO | VM_PFNMAP))
+		return true;
+	if (c->write)
+		return !(flags & VM_WRITE) || (flags & VM_SHADOW_STACK);
+	return !(flags & VM_READ);
 }
 
 static int pvm_lock(struct pvm_copy *c)
@@ -197,7 +224,7 @@ static long pvm_pin(struct pvm_copy *c, unsigned long start, unsigned long nr)
 	int locked;
 	long got;
 
-	c->batches++;
+	pvm_count_batch(c);
 again:
 	got = pvm_lock(c);
 	if (got)
@@ -231,14 +258,17 @@ again:
  * Written pages are dirtied after the copy, so that writeback cleaning a
  * page while it is pinned cannot lose the data.  unpin_user_pages_dirty_lock()
  * takes the folio lock for that, which a non-blocking mode must not wait
- * for.  An anonymous folio has no mapping that truncation could free under
- * us and is dirtied without the lock; a file folio whose lock is busy is
- * dirtied and unpinned later from a workqueue, as bio_check_pages_dirty()
- * does for direct I/O.
+ * for.  For an anonymous folio PG_dirty is all there is to set (swap's
+ * dirty_folio is noop_dirty_folio), so it is set directly, without the
+ * lock or folio_mark_dirty()'s lookup of the mapping.  The file folios of a
+ * batch whose lock is busy are dirtied and unpinned later by one work item,
+ * as bio_check_pages_dirty() does for a direct I/O bio: their pins outlive
+ * the call by that long.
  */
 struct pvm_dirty_work {
 	struct work_struct work;
-	struct page *page;
+	unsigned long nr;
+	struct page *pages[];
 };
 
 static void pvm_dirty_workfn(struct work_struct *work)
@@ -246,35 +276,50 @@ static void pvm_dirty_workfn(struct work_struct *work)
 	struct pvm_dirty_work *d = container_of(work, struct pvm_dirty_work,
 						work);
 
-	unpin_user_pages_dirty_lock(&d->page, 1, true);
+	unpin_user_pages_dirty_lock(d->pages, d->nr, true);
 	kfree(d);
 }
 
-static void pvm_dirty_unpin_nowait(struct page *page)
+/* Dirty and unpin @page if that needs no wait; false if it would. */
+static bool pvm_dirty_unpin_page(struct page *page)
 {
 	struct folio *folio = page_folio(page);
-	struct pvm_dirty_work *d;
 
 	if (folio_test_dirty(folio)) {
-		unpin_user_page(page);
+		/* nothing to do but unpin */
 	} else if (folio_test_anon(folio)) {
-		folio_mark_dirty(folio);
-		unpin_user_page(page);
+		folio_set_dirty(folio);
 	} else if (folio_trylock(folio)) {
 		folio_mark_dirty(folio);
 		folio_unlock(folio);
-		unpin_user_page(page);
 	} else {
-		d = kmalloc(sizeof(*d), GFP_ATOMIC | __GFP_NOWARN);
-		if (!d) {
-			/* Out of atomic reserves: the only wait left. */
-			unpin_user_pages_dirty_lock(&page, 1, true);
-			return;
-		}
-		INIT_WORK(&d->work, pvm_dirty_workfn);
-		d->page = page;
-		schedule_work(&d->work);
+		return false;
 	}
+	unpin_user_page(page);
+	return true;
+}
+
+static void pvm_dirty_unpin_nowait(struct page **pages, unsigned long nr)
+{
+	struct pvm_dirty_work *d;
+	unsigned long i, busy = 0;
+
+	/* The batch is done with: gather the busy pages at its start. */
+	for (i = 0; i < nr; i++)
+		if (!pvm_dirty_unpin_page(pages[i]))
+			pages[busy++] = pages[i];
+	if (!busy)
+		return;
+	d = kmalloc(struct_size(d, pages, busy), GFP_NOWAIT | __GFP_NOWARN);
+	if (!d) {
+		/* No memory without waiting: the only wait left. */
+		unpin_user_pages_dirty_lock(pages, busy, true);
+		return;
+	}
+	d->nr = busy;
+	memcpy(d->pages, pages, flex_array_size(d, pages, busy));
+	INIT_WORK(&d->work, pvm_dirty_workfn);
+	schedule_work(&d->work);
 }
 
 /*
@@ -285,18 +330,23 @@ static void pvm_dirty_unpin_nowait(struct page *page)
 static __always_inline void pvm_unpin(struct pvm_copy *c, struct page **pages,
 				      unsigned long nr, bool run)
 {
-	unsigned long i;
-
 	if (c->keep)
 		return;
 	if (c->write && pvm_mode_nonblock(c->mode)) {
-		for (i = 0; i < nr; i++)
-			pvm_dirty_unpin_nowait(pages[i]);
+		pvm_dirty_unpin_nowait(pages, nr);
 	} else if (run) {
 		unpin_user_page_range_dirty_lock(pages[0], nr, c->write);
 	} else {
 		unpin_user_pages_dirty_lock(pages, nr, c->write);
 	}
+}
+
+/* Unpin @nr pages from @pages that the copy never reached: nothing to dirty. */
+static void pvm_unpin_unreached(struct pvm_copy *c, struct page **pages,
+				unsigned long nr)
+{
+	if (!c->keep && nr)
+		unpin_user_pages(pages, nr);
 }
 
 /**
@@ -306,6 +356,9 @@ static __always_inline void pvm_unpin(struct pvm_copy *c, struct page **pages,
  * @bytes: number of bytes to copy; the pinned pages cover them.
  * @pinned: number of pages pinned in @c->pages; all are unpinned here.
  *
+ * After a fault on the local side the pages not reached are unpinned as
+ * they are, not dirtied.
+ *
  * Return: bytes copied; fewer than @bytes only when the caller's own buffer
  * faulted.
  */
@@ -313,6 +366,7 @@ static size_t pvm_copy_pages(struct pvm_copy *c, size_t offset, size_t bytes,
 			     unsigned long pinned)
 {
 	struct page **page = c->pages;
+	unsigned long reached;
 	size_t done = 0;
 
 	while (done < bytes) {
@@ -329,7 +383,11 @@ static size_t pvm_copy_pages(struct pvm_copy *c, size_t offset, size_t bytes,
 		page++;
 		offset = 0;
 	}
-	pvm_unpin(c, c->pages, pinned, false);
+	/* The page where the local side faulted may hold part of the data. */
+	reached = min_t(unsigned long, page - c->pages + (done < bytes),
+			pinned);
+	pvm_unpin(c, c->pages, reached, false);
+	pvm_unpin_unreached(c, c->pages + reached, pinned - reached);
 	return done;
 }
 
@@ -393,7 +451,7 @@ static size_t pvm_copy_runs(struct pvm_copy *c, size_t offset, size_t bytes,
 		void *kaddr = page_address(*page) + offset;
 		size_t n;
 
-		c->runs++;
+		pvm_count_run(c, nr);
 		if (c->write)
 			n = copy_from_iter(kaddr, chunk, c->iter);
 		else
@@ -405,8 +463,7 @@ static size_t pvm_copy_runs(struct pvm_copy *c, size_t offset, size_t bytes,
 		if (n < chunk)
 			break;
 	}
-	if (page < end)
-		pvm_unpin(c, page, end - page, false);
+	pvm_unpin_unreached(c, page, end - page);
 	return done;
 }
 

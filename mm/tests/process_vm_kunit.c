@@ -15,6 +15,7 @@
 #include <linux/pagemap.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
 #include <kunit/static_stub.h>
@@ -517,6 +518,78 @@ static void range_wrapping_the_address_space_faults(struct kunit *test)
 	}
 }
 
+/* The folio with the page mapped at @addr, and whether it has pins. */
+static bool pvm_test_pinned(struct kunit *test, unsigned long addr,
+			    struct folio **folio)
+{
+	struct page *page;
+	bool pinned;
+
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr, 1, 0, &page), 1);
+	*folio = page_folio(page);
+	pinned = folio_maybe_dma_pinned(*folio);
+	put_page(page);
+	return pinned;
+}
+
+/* The folio mapped at @addr, unpinned, with its dirty flag cleared. */
+static struct folio *pvm_test_clean_folio(struct kunit *test,
+					  unsigned long addr)
+{
+	struct folio *folio;
+
+	KUNIT_ASSERT_FALSE(test, pvm_test_pinned(test, addr, &folio));
+	folio_lock(folio);
+	folio_clear_dirty(folio);
+	folio_unlock(folio);
+	return folio;
+}
+
+/*
+ * A written file page whose folio lock is busy is not waited for in the
+ * non-blocking modes: it stays pinned and clean until the lock is free,
+ * then the batch's work item dirties and unpins it.  The page whose lock
+ * is free is dirtied and unpinned at once.
+ */
+static void nonblock_write_defers_busy_file_folios(struct kunit *test)
+{
+	static const enum pvm_mode modes[] = { PVM_NOWAIT, PVM_TRY };
+	struct file *file;
+	struct folio *locked, *unlocked;
+	struct iovec riov;
+	unsigned long addr;
+	unsigned int i;
+	int ms;
+
+	file = shmem_kernel_file_setup("pvm-kunit", 2 * PAGE_SIZE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	addr = kunit_vm_mmap(test, file, 0, 2 * PAGE_SIZE,
+			     PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+	fput(file);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(addr));
+	KUNIT_ASSERT_EQ(test, clear_user((void __user *)addr, 2 * PAGE_SIZE),
+			0);
+	riov = (struct iovec){ (void __user *)addr, 2 * PAGE_SIZE };
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		locked = pvm_test_clean_folio(test, addr);
+		unlocked = pvm_test_clean_folio(test, addr + PAGE_SIZE);
+		KUNIT_ASSERT_FALSE(test, folio_test_anon(locked));
+		folio_lock(locked);
+		KUNIT_EXPECT_EQ(test, pvm_test_copy(test, true, modes[i],
+						    riov.iov_len, &riov, 1,
+						    NULL), riov.iov_len);
+		KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(locked));
+		KUNIT_EXPECT_FALSE(test, folio_test_dirty(locked));
+		KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(unlocked));
+		KUNIT_EXPECT_TRUE(test, folio_test_dirty(unlocked));
+		folio_unlock(locked);
+		for (ms = 0; ms < 2000 && folio_maybe_dma_pinned(locked); ms += 20)
+			msleep(20);
+		KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(locked));
+		KUNIT_EXPECT_TRUE(test, folio_test_dirty(locked));
+	}
+}
+
 /* A user address 100 bytes before an unmapped page, for local faults. */
 static unsigned long pvm_test_before_hole(struct kunit *test)
 {
@@ -564,6 +637,43 @@ static void local_fault_returns_bytes_before_it(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, copy_from_user(back, riov.iov_base, 100), 0);
 	KUNIT_EXPECT_EQ(test, back[0], 0x5a);
 	KUNIT_EXPECT_EQ(test, back[99], 0x5a);
+}
+
+/*
+ * After a fault on the caller's side only the pages the copy reached are
+ * dirtied; the rest are unpinned as they are, in every mode.
+ */
+static void local_fault_leaves_unreached_pages_clean(struct kunit *test)
+{
+	static const enum pvm_mode modes[] = { PVM_BLOCK, PVM_NOWAIT, PVM_TRY };
+	struct pvm_test *t = test->priv;
+	unsigned long addr = t->uaddr + 10 * PAGE_SIZE;
+	struct iovec riov = { (void __user *)addr, 2 * PAGE_SIZE };
+	unsigned long local = pvm_test_before_hole(test);
+	struct folio *reached, *unreached;
+	struct iov_iter iter;
+	struct pvm_copy c;
+	ssize_t copied;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		reached = pvm_test_clean_folio(test, addr);
+		unreached = pvm_test_clean_folio(test, addr + PAGE_SIZE);
+		KUNIT_ASSERT_EQ(test, import_ubuf(ITER_SOURCE,
+						  (void __user *)local,
+						  2 * PAGE_SIZE, &iter), 0);
+		c = (struct pvm_copy){ .mm = current->mm, .iter = &iter,
+				       .write = true, .mode = modes[i],
+				       .nofault = modes[i] == PVM_TRY };
+		copied = pvm_copy_mm(&c, &riov, 1, 2);
+		KUNIT_EXPECT_GT(test, copied, 0);
+		KUNIT_EXPECT_LE(test, copied, 100);
+		KUNIT_EXPECT_EQ(test, c.pinned, 2);
+		KUNIT_EXPECT_TRUE(test, folio_test_dirty(reached));
+		KUNIT_EXPECT_FALSE(test, folio_test_dirty(unreached));
+		KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(reached));
+		KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(unreached));
+	}
 }
 
 #ifdef CONFIG_TRANSPARENT_HUGEPAGE
@@ -626,7 +736,7 @@ static void thp_copies_one_run_per_folio(struct kunit *test)
 	struct pvm_test *t = test->priv;
 	unsigned long base = pvm_test_map_thps(test);
 	size_t len = 2 * PVM_STACK_PAGES * PAGE_SIZE - 10;
-	unsigned long runs = IS_ENABLED(CONFIG_HIGHMEM) ? 0 : 2;
+	bool runs = !IS_ENABLED(CONFIG_HIGHMEM);
 	struct iovec riov = { (void __user *)(base + HPAGE_PMD_SIZE - len / 2),
 			      len };
 	struct pvm_copy res;
@@ -635,18 +745,18 @@ static void thp_copies_one_run_per_folio(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, false, PVM_BLOCK, len, &riov,
 					    1, &res), len);
-	KUNIT_EXPECT_EQ(test, res.runs, runs);
+	KUNIT_EXPECT_EQ(test, res.runs, runs ? 2 : 0);
 	for (i = 0; i < len; i++)
 		KUNIT_ASSERT_EQ(test, t->kbuf[i],
 				pvm_pattern(HPAGE_PMD_SIZE - len / 2 + i));
 
-	/* The small page before the first THP, then 3 pages of it. */
+	/* The small page before the first THP, then a run of 3 of its pages. */
 	riov = (struct iovec){ (void __user *)(base - 5), 3 * PAGE_SIZE + 10 };
 	for (i = 0; i < riov.iov_len; i++)
 		t->kbuf[i] = ~pvm_pattern(i);
 	KUNIT_ASSERT_EQ(test, pvm_test_copy(test, true, PVM_BLOCK, riov.iov_len,
 					    &riov, 1, &res), riov.iov_len);
-	KUNIT_EXPECT_EQ(test, res.runs, runs);
+	KUNIT_EXPECT_EQ(test, res.runs, runs ? 1 : 0);
 	KUNIT_ASSERT_EQ(test, copy_from_user(back, riov.iov_base + 1, 8), 0);
 	for (i = 0; i < 8; i++)
 		KUNIT_EXPECT_EQ(test, back[i], (u8)~pvm_pattern(1 + i));
@@ -656,20 +766,6 @@ static void thp_copies_one_run_per_folio(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, back[i],
 				(u8)~pvm_pattern(riov.iov_len - 8 + i));
 	KUNIT_EXPECT_EQ(test, back[8], pvm_pattern(3 * PAGE_SIZE + 5));
-}
-
-/* The folio with the page mapped at @addr, and whether it has pins. */
-static bool pvm_test_pinned(struct kunit *test, unsigned long addr,
-			    struct folio **folio)
-{
-	struct page *page;
-	bool pinned;
-
-	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr, 1, 0, &page), 1);
-	*folio = page_folio(page);
-	pinned = folio_maybe_dma_pinned(*folio);
-	put_page(page);
-	return pinned;
 }
 
 /*
@@ -818,8 +914,10 @@ static struct kunit_case pvm_test_cases[] = {
 	KUNIT_CASE(notify_signal_ends_interruptible_lock_wait),
 	KUNIT_CASE(nonblock_modes_only_try_the_mmap_lock),
 	KUNIT_CASE(nonblock_write_dirties_without_folio_lock),
+	KUNIT_CASE(nonblock_write_defers_busy_file_folios),
 	KUNIT_CASE(range_wrapping_the_address_space_faults),
 	KUNIT_CASE(local_fault_returns_bytes_before_it),
+	KUNIT_CASE(local_fault_leaves_unreached_pages_clean),
 	KUNIT_CASE(batch_allocation_failure_falls_back_to_stack),
 	KUNIT_CASE(thp_copies_one_run_per_folio),
 	KUNIT_CASE(thp_runs_unpin_and_dirty),

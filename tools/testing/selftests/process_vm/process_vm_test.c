@@ -1286,16 +1286,6 @@ TEST_F(pvm, shapes)
 	}
 }
 
-static int sys_memfd_secret(unsigned int flags)
-{
-#ifdef __NR_memfd_secret
-	return syscall(__NR_memfd_secret, flags);
-#else
-	/* no number in these headers: fail as a missing system call does */
-	return syscall(-1L);
-#endif
-}
-
 /* @len bytes of secret memory in the target: the address, or -errno */
 static long setup_secret(struct pvm_target *t, unsigned long len,
 			 unsigned long b, unsigned long c)

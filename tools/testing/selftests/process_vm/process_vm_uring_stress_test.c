@@ -14,6 +14,8 @@
  *  cancel_storm: requests stuck on a userfaultfd range nobody answers,
  *                ended by IORING_OP_ASYNC_CANCEL, by closing the ring and by
  *                the exit of the submitting thread, over and over;
+ *  fuse_storm:   the same, stuck on reads of a FUSE file whose server never
+ *                answers them (root only);
  *  stop_churn:   a submitter stopped and continued over and over while its
  *                copies wait in io-wq on a target's contended mmap lock:
  *                every copy completes whole and with the right bytes.
@@ -406,7 +408,8 @@ static int (*const storm_ways[NR_WAYS])(struct storm *s) = {
 	[BY_PROCESS_EXIT] = storm_process_exit,
 };
 
-TEST(cancel_storm)
+static void storm_with(struct __test_metadata *_metadata,
+		       void (*target)(uint8_t *, int), const char *name)
 {
 	struct storm s = { 0 };
 	long rounds = 0, worst = 0;
@@ -419,8 +422,8 @@ TEST(cancel_storm)
 	s.region = pvm_map_anon(NPAGES * psz);
 	s.local = pvm_map_anon(psz);
 	ASSERT_TRUE(s.region && s.local);
-	pid = spawn(&s.pidfd, stuck_target, s.region);
-	ASSERT_LE(0, s.pidfd) TH_LOG("no userfaultfd in the target");
+	pid = spawn(&s.pidfd, target, s.region);
+	ASSERT_LE(0, s.pidfd) TH_LOG("%s: the target could not map its range", name);
 
 	end = time(NULL) + seconds();
 	while (time(NULL) < end) {
@@ -440,8 +443,42 @@ TEST(cancel_storm)
 		rounds++;
 	}
 	reap(pid, s.pidfd);
-	ksft_print_msg("cancel_storm: %ld rounds of %d requests, worst %ld ms\n",
-		       rounds, STUCK, worst);
+	ksft_print_msg("%s: %ld rounds of %d requests, worst %ld ms\n",
+		       name, rounds, STUCK, worst);
+}
+
+TEST(cancel_storm)
+{
+	storm_with(_metadata, stuck_target, "cancel_storm");
+}
+
+static struct pvm_fuse fuse;
+
+/* A target whose range maps the FUSE file: reads that are never answered */
+static void fuse_target(uint8_t *region, int ready)
+{
+	int fd = open(fuse.path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || mmap(region, NPAGES * psz, PROT_READ,
+			   MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
+	    write(ready, "", 1) != 1)
+		return;
+	for (;;)
+		pause();
+}
+
+TEST(fuse_storm)
+{
+	int ret;
+
+	if (!uring_ok())
+		SKIP(return, "no IORING_OP_PROCESS_VM_* in this kernel");
+	ret = pvm_fuse_start(&fuse, NPAGES * getpagesize());
+	if (ret)
+		SKIP(return, "no FUSE file system of our own: %s",
+		     strerror(-ret));
+	storm_with(_metadata, fuse_target, "fuse_storm");
+	pvm_fuse_stop(&fuse);
 }
 
 #define STOP_SEED	0x5709u

@@ -1216,6 +1216,83 @@ TEST_F(uring, path_resident)
 		EXPECT_EQ(async ? 1 : 0, trace_count(self->trace_dir, ud));
 }
 
+/* Target memory that no fault can make accessible, of each kind */
+enum { BAD_UNMAPPED, BAD_PROT_NONE, BAD_READ_ONLY, BAD_SECRET, BAD_KINDS };
+
+static const char *const bad_kind[BAD_KINDS] = {
+	"unmapped", "PROT_NONE", "read-only", "memfd_secret",
+};
+
+/* In the target: a page of bad memory of @kind; its address or -errno */
+static long cmd_map_bad(struct pvm_target *t, unsigned long kind,
+			unsigned long b, unsigned long c)
+{
+	int prot = kind == BAD_PROT_NONE ? PROT_NONE : PROT_READ;
+	void *p;
+	int fd;
+
+	if (kind == BAD_SECRET) {
+		fd = sys_memfd_secret(0);
+		if (fd < 0 || ftruncate(fd, psz))
+			return -errno;
+		p = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+	} else {
+		p = mmap(NULL, psz, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
+	if (p == MAP_FAILED)
+		return -errno;
+	if (kind == BAD_UNMAPPED)
+		munmap(p, psz);
+	return (long)p;
+}
+
+/*
+ * An address that no fault can make good fails inline with EFAULT: no
+ * mapping, PROT_NONE, a read-only mapping for a write, secret memory.  No
+ * io-wq thread appears for it (with IOSQE_ASYNC the request goes there
+ * anyway), and nothing is copied.
+ */
+TEST_F(uring, path_bad)
+{
+	struct iovec l = { self->local, 100 }, r;
+	bool async = self->sqe_flags & IOSQE_ASYNC;
+	uint8_t sentinel[100];
+	unsigned long kind;
+	long addr;
+
+	memset(sentinel, SENTINEL, sizeof(sentinel));
+	ASSERT_EQ(0, iowq_threads());
+	for (kind = 0; kind < BAD_KINDS; kind++) {
+		if (kind == BAD_READ_ONLY && !self->write)
+			continue;	/* readable: not bad for a read */
+		addr = pvm_target_call(&self->t, cmd_map_bad, kind, 0, 0);
+		ASSERT_NE(-EPIPE, addr);
+		if (kind == BAD_SECRET && pvm_is_err(addr) &&
+		    pvm_syscall_missing(-addr)) {
+			TH_LOG("no memfd_secret() here: %s", strerror(-addr));
+			continue;
+		}
+		ASSERT_FALSE(pvm_is_err(addr)) {
+			TH_LOG("%s memory in the target: %s", bad_kind[kind],
+			       strerror(-addr));
+		}
+		r = (struct iovec){ (void *)addr, 100 };
+		prep(self);
+		EXPECT_EQ(-EFAULT, OP(&l, 1, &r, 1, 0)) {
+			TH_LOG("%s", bad_kind[kind]);
+		}
+		EXPECT_EQ(async, iowq_threads() > 0) {
+			TH_LOG("%s: io-wq threads %d", bad_kind[kind],
+			       iowq_threads());
+		}
+		if (!self->write)
+			EXPECT_EQ(-1, pvm_first_diff(self->local, sentinel,
+						     sizeof(sentinel)));
+	}
+	untouched(_metadata, self);
+}
+
 /* The last userfaultfd fault came from an io-wq worker of ours. */
 static void expect_fault_from_iowq(struct __test_metadata *_metadata,
 				   FIXTURE_DATA(uring) *self)

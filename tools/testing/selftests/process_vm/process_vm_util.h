@@ -278,6 +278,16 @@ long pvm_yama_scope(void);
 bool pvm_pins_held(long *held);
 bool pvm_syscall_missing(int err);
 
+static inline int sys_memfd_secret(unsigned int flags)
+{
+#ifdef __NR_memfd_secret
+	return syscall(__NR_memfd_secret, flags);
+#else
+	/* no number in these headers: fail as a missing system call does */
+	return syscall(-1L);
+#endif
+}
+
 /* userfaultfd */
 int pvm_uffd_register(void *addr, size_t len, uint64_t features, int flags);
 int pvm_uffd_next_fault(int uffd, int timeout_ms, struct uffd_msg *msg);
