@@ -154,7 +154,8 @@ KCONFIG = echo 'config: $(1:$(CURDIR)/%=%)/obj/.config: tinyconfig, then $(words
 $(B)/ours/obj/.config: $(call FRAGS,x86_64) $(SERIES) | $(B)/ours/src.stamp
 	@mkdir -p $(@D) && rm -f $@
 	@$(call KCONFIG,$(B)/ours,,x86_64)
-# stock: ours' configuration, without what only ours has.
+# stock's .config: ours' with stock's LOCALVERSION; olddefconfig then
+# drops what only ours has.
 STOCKCONFIG = echo 'config: $(2:$(CURDIR)/%=%): $(1:$(CURDIR)/%=%) for the stock tree' && \
 	sed 's/^CONFIG_LOCALVERSION=.*/CONFIG_LOCALVERSION="-stock"/' $(1) > $(2)
 $(B)/stock/obj/.config: $(B)/stock/src.stamp $(B)/ours/obj/.config
