@@ -57,7 +57,7 @@ BZ_stock := $(B)/stock/obj/arch/x86/boot/bzImage
 BZ_debug := $(B)/debug/obj/arch/x86/boot/bzImage
 
 .PHONY: help deps tree kernel stock debug kernels headers selftests tools pvm_handle run check \
-	tools-test stress mutate kunit bench calibrate interop patches series-verify docs liburing clean clean-out \
+	tools-test stress mutate kunit bench calibrate interop patches series-verify docs results liburing clean clean-out \
 	distclean FORCE
 
 help:
@@ -100,6 +100,8 @@ help:
 	@echo '                 no kernel needed: build/selftests/pvm_handle/pvm_handle_test'
 	@echo '  make tools-test --help, unknown options and bad numbers of every tool in'
 	@echo '                 tools/process_vm and script in scripts/pvm; no kernel, seconds'
+	@echo '  make results    the runs make recorded (out/results.tsv: date, commit,'
+	@echo '                 counts, wall time) into RESULTS.md'"'"'s table'
 	@echo '  make deps       install the Debian packages the build needs (root)'
 	@echo '  make clean      remove kernel objects and test builds; keep the unpacked'
 	@echo '                 base, ccache and out/ (reports that take hours to remake)'
@@ -216,7 +218,7 @@ $(addprefix selftests-,$(ARCHES)): selftests-%: $(B)/ours-%/obj/.config \
 		KHDR_INCLUDES="-isystem $(B)/ours-$*/obj/usr/include \
 			-I$(B)/sysroot-$*/usr/include"
 $(addprefix check-,$(ARCHES)): check-%: kernel-% stock-% selftests-%
-	scripts/pvm/check --arch $*
+	scripts/pvm/check --arch $*; $(call SUMMARY,check-$*) $$?
 check-arches: $(addprefix check-,$(ARCHES))
 
 kernel: $(B)/ours/obj/.config $(B)/ours/src.stamp
@@ -310,6 +312,9 @@ series-verify: tree kernel
 
 # The kernel base gives Documentation/conf.py, its Sphinx extensions and
 # scripts/kernel-doc.
+results:
+	scripts/pvm/results
+
 docs: $(B)/pristine.stamp
 	scripts/pvm/docs
 
