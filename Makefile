@@ -310,11 +310,11 @@ series-verify: tree kernel
 	@echo 'series: checkpatch, the series against this repository, then a kernel build at every commit'
 	scripts/pvm/series verify $(B)/ours/src $(OVERLAY)
 
-# The kernel base gives Documentation/conf.py, its Sphinx extensions and
-# scripts/kernel-doc.
 results:
 	scripts/pvm/results
 
+# The kernel base gives Documentation/conf.py, its Sphinx extensions and
+# scripts/kernel-doc.
 docs: $(B)/pristine.stamp
 	scripts/pvm/docs
 
